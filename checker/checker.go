@@ -1,0 +1,283 @@
+package checker
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/locktest/locktest/history"
+)
+
+// Verdict is the outcome of a check. Unknown is an honest answer (the
+// checker ran out of time), never to be read as Valid.
+type Verdict string
+
+const (
+	Valid   Verdict = "valid"
+	Invalid Verdict = "invalid"
+	Unknown Verdict = "unknown"
+)
+
+// Check names.
+const (
+	MutexCheck    = "mutex"
+	ResourceCheck = "resource"
+)
+
+// OpRef points at one operation in the history.
+type OpRef struct {
+	Index   int          `json:"index"` // index of the invoke record
+	Process int          `json:"process"`
+	F       string       `json:"f"`
+	Key     string       `json:"key,omitempty"`
+	Outcome history.Type `json:"outcome"`
+	Call    int64        `json:"call"`
+	Return  int64        `json:"return"`
+	Value   *int64       `json:"value,omitempty"`
+	Token   int64        `json:"token,omitempty"`
+}
+
+// Violation explains one way the history broke a model, with the ops behind
+// it and the faults active at the time.
+type Violation struct {
+	Summary string   `json:"summary"`
+	Time    int64    `json:"time"`
+	Ops     []OpRef  `json:"ops"`
+	Faults  []string `json:"faults,omitempty"`
+}
+
+// Result is the outcome of one check.
+type Result struct {
+	Check   string  `json:"check"`
+	Verdict Verdict `json:"verdict"`
+	// Ops is the number of operations the model was checked against.
+	Ops        int         `json:"ops"`
+	Violations []Violation `json:"violations,omitempty"`
+	// FirstViolationS is the time of the earliest named violation, in
+	// seconds from the start of the history: how long the run took to
+	// break the design. Nil when nothing (or nothing with a time) was found.
+	FirstViolationS *float64 `json:"first_violation_s,omitempty"`
+	Note            string   `json:"note,omitempty"`
+
+	model porcupine.Model
+	info  porcupine.LinearizationInfo
+}
+
+// ResourceStats counts what happened to the protected resource.
+type ResourceStats struct {
+	Acknowledged  int    `json:"acknowledged"`  // increments that returned ok
+	Rejected      int    `json:"rejected"`      // writes refused for a stale token
+	Indeterminate int    `json:"indeterminate"` // writes of unknown outcome
+	Final         *int64 `json:"final,omitempty"`
+	// Lost is acknowledged increments minus the final value: updates that
+	// were acknowledged and are not in the data.
+	Lost int `json:"lost"`
+}
+
+// Report holds both checks of a run.
+type Report struct {
+	Mutex    Result          `json:"mutex"`
+	Resource Result          `json:"resource"`
+	Stats    ResourceStats   `json:"resource_stats"`
+	Faults   []history.Fault `json:"faults,omitempty"`
+	Start    int64           `json:"start"`
+}
+
+// Options tune the checks.
+type Options struct {
+	// Timeout bounds each porcupine run; when it is hit the verdict is Unknown.
+	Timeout time.Duration
+	// MaxViolations bounds how many violations are listed per check.
+	MaxViolations int
+}
+
+// RejectedError is the error text a workload records for a write the
+// resource refused because its fencing token was stale.
+const RejectedError = "stale token rejected"
+
+// Check runs both checks over a history.
+func Check(recs []history.Record, opt Options) Report {
+	if opt.Timeout <= 0 {
+		opt.Timeout = time.Minute
+	}
+	if opt.MaxViolations <= 0 {
+		opt.MaxViolations = 20
+	}
+	ops := history.Ops(recs)
+	faults := history.Faults(recs)
+	start := history.Start(recs)
+	clients := clientIDs(ops)
+
+	var lockOps, counterOps []porcupine.Operation
+	for _, op := range ops {
+		p := porcupine.Operation{ClientId: clients[op.Process], Call: op.Call, Return: op.Return, Metadata: op}
+		switch op.F {
+		case history.FAcquire, history.FRelease:
+			if op.F == history.FAcquire && op.Outcome == history.Fail {
+				continue // definitely did not happen
+			}
+			p.Input = lockInput{Process: op.Process, F: op.F, Outcome: op.Outcome, Key: op.Key}
+			lockOps = append(lockOps, p)
+		case history.FCrash:
+			// The dead client's lease may run out at any time from now: an
+			// unknown release.
+			p.Input = lockInput{Process: op.Process, F: history.FRelease, Outcome: history.Info, Key: op.Key}
+			lockOps = append(lockOps, p)
+		case history.FIncr, history.FRead:
+			if op.Outcome == history.Fail || (op.F == history.FRead && op.Outcome != history.OK) {
+				continue
+			}
+			in := counterInput{Process: op.Process, F: op.F, Outcome: op.Outcome, Key: op.Key}
+			if op.Value != nil {
+				in.Value = *op.Value
+			} else if op.Outcome == history.Info {
+				// A client killed inside its critical section: we never
+				// learned what it read, but its write may have landed.
+				in.Blind = true
+			} else {
+				continue
+			}
+			p.Input = in
+			counterOps = append(counterOps, p)
+		}
+	}
+
+	rep := Report{Faults: faults, Start: start}
+	rep.Mutex = run(MutexCheck, mutexModel.ToModel(), lockOps, opt.Timeout)
+	rep.Mutex.Violations = overlaps(ops, faults, opt.MaxViolations)
+	rep.Resource = run(ResourceCheck, counterModel.ToModel(), counterOps, opt.Timeout)
+	rep.Stats = resourceStats(ops)
+	rep.Resource.Violations = lostUpdates(ops, faults, rep.Stats, opt.MaxViolations)
+	explainUnnamed(&rep.Mutex, "the mutex model found no legal order of the lock operations (see the visualization)")
+	explainUnnamed(&rep.Resource, "the counter model found no legal order of the critical sections (see the visualization)")
+	rep.Mutex.FirstViolationS = firstViolation(rep.Mutex.Violations, start)
+	rep.Resource.FirstViolationS = firstViolation(rep.Resource.Violations, start)
+	return rep
+}
+
+func run(name string, model porcupine.Model, ops []porcupine.Operation, timeout time.Duration) Result {
+	res, info := porcupine.CheckOperationsVerbose(model, ops, timeout)
+	r := Result{Check: name, Ops: len(ops), model: model, info: info}
+	switch res {
+	case porcupine.Ok:
+		r.Verdict = Valid
+	case porcupine.Illegal:
+		r.Verdict = Invalid
+	default:
+		r.Verdict = Unknown
+		r.Note = fmt.Sprintf("porcupine did not finish within %s", timeout)
+	}
+	return r
+}
+
+// explainUnnamed keeps a porcupine verdict honest when our explainers found
+// nothing to name: the verdict stands, and says where to look.
+func explainUnnamed(r *Result, why string) {
+	if r.Verdict == Invalid && len(r.Violations) == 0 {
+		r.Violations = []Violation{{Summary: why}}
+	}
+	if r.Verdict == Valid {
+		// Explanations are heuristics; only porcupine's verdict counts.
+		r.Violations = nil
+	}
+}
+
+// firstViolation returns the earliest violation time in seconds from start;
+// violations without a time (porcupine's verdict with no explanation) are
+// skipped.
+func firstViolation(vs []Violation, start int64) *float64 {
+	var first *float64
+	for _, v := range vs {
+		if v.Time == 0 {
+			continue
+		}
+		s := float64(v.Time-start) / 1e9
+		if first == nil || s < *first {
+			first = &s
+		}
+	}
+	return first
+}
+
+// WriteVisualization writes porcupine's interactive HTML for this check.
+func (r Result) WriteVisualization(path string, faults []history.Fault) error {
+	if r.model.Init == nil {
+		return fmt.Errorf("no %s check to visualize", r.Check)
+	}
+	info := r.info
+	var notes []porcupine.Annotation
+	for _, f := range faults {
+		notes = append(notes, porcupine.Annotation{
+			Tag: "faults", Start: f.Start, End: f.Stop,
+			Description: f.Name, Details: f.Name + " on " + f.Target,
+			BackgroundColor: "#f3c6c6",
+		})
+	}
+	info.AddAnnotations(notes)
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("write visualization: %w", err)
+	}
+	if err := porcupine.Visualize(r.model, info, f); err != nil {
+		f.Close()
+		return fmt.Errorf("write visualization: %w", err)
+	}
+	return f.Close()
+}
+
+// clientIDs maps processes to porcupine's zero-based client ids; the
+// coordinator (negative process) comes last.
+func clientIDs(ops []history.Op) map[int]int {
+	var procs []int
+	seen := map[int]bool{}
+	for _, op := range ops {
+		if !seen[op.Process] {
+			seen[op.Process] = true
+			procs = append(procs, op.Process)
+		}
+	}
+	sort.Slice(procs, func(i, j int) bool {
+		a, b := procs[i], procs[j]
+		if (a < 0) != (b < 0) {
+			return b < 0
+		}
+		return a < b
+	})
+	ids := map[int]int{}
+	for i, p := range procs {
+		ids[p] = i
+	}
+	return ids
+}
+
+func ref(op history.Op) OpRef {
+	return OpRef{Index: op.InvokeIndex, Process: op.Process, F: op.F, Key: op.Key, Outcome: op.Outcome,
+		Call: op.Call, Return: op.Return, Value: op.Value, Token: op.Token}
+}
+
+// faultNames names the faults active at some point in [from, to], or
+// ended up to a second before it: a fault that just healed often explains
+// what follows.
+func faultNames(faults []history.Fault, from, to int64) []string {
+	var names []string
+	for _, f := range faults {
+		if f.Start <= to && from <= f.Stop+int64(time.Second) {
+			names = append(names, f.Name+" on "+f.Target)
+		}
+	}
+	return names
+}
+
+// Verdict returns the run's verdict: the check of what the workload
+// protects. With a resource, the data is what matters (fencing may rightly
+// let two clients believe they hold the lock while the data stays safe);
+// without one, mutual exclusion itself is the promise.
+func (r Report) Verdict(protectsResource bool) Verdict {
+	if protectsResource {
+		return r.Resource.Verdict
+	}
+	return r.Mutex.Verdict
+}

@@ -1,0 +1,8 @@
+// Package checker decides, with porcupine, whether a history is
+// linearizable against two models: an owner-aware mutex over the lock
+// operations (did two clients believe they held the lock at once?) and an
+// atomic counter over the critical sections (did the protected data survive?).
+//
+// A checker timeout is Unknown, never Valid. Each Violation names the ops
+// behind it and the faults active when it happened.
+package checker

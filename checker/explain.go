@@ -1,0 +1,223 @@
+package checker
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/locktest/locktest/history"
+)
+
+// hold is an interval in which a client believed it held a lock: from its
+// acquire returning ok to its release being invoked (or the end).
+type hold struct {
+	acquire history.Op
+	release *history.Op
+	from    int64
+	to      int64
+}
+
+// Holds returns, per key, the intervals in which each client believed it
+// held the lock. Reports draw them; overlaps explain mutex violations.
+func Holds(ops []history.Op) map[string][]Hold {
+	out := map[string][]Hold{}
+	for _, h := range holds(ops) {
+		out[h.acquire.Key] = append(out[h.acquire.Key], Hold{
+			Process: h.acquire.Process, From: h.from, To: h.to, Token: h.acquire.Token,
+			Released: h.release != nil && h.release.Outcome == history.OK,
+		})
+	}
+	return out
+}
+
+// Hold is one believed-holder interval.
+type Hold struct {
+	Process  int   `json:"process"`
+	From     int64 `json:"from"`
+	To       int64 `json:"to"`
+	Token    int64 `json:"token,omitempty"`
+	Released bool  `json:"released"` // false: the release was refused, unknown or never sent
+}
+
+// Contested returns the stretches of the holds during which another client
+// also believed it held the same lock: the pieces a timeline draws in red.
+// Each piece keeps the Process, Token and Released of its hold. Holds that
+// only touch at an instant do not overlap.
+func Contested(hs []Hold) []Hold {
+	var out []Hold
+	for i, a := range hs {
+		var cuts [][2]int64
+		for j, b := range hs {
+			if i == j || a.Process == b.Process {
+				continue
+			}
+			if from, to := max(a.From, b.From), min(a.To, b.To); from < to {
+				cuts = append(cuts, [2]int64{from, to})
+			}
+		}
+		sort.Slice(cuts, func(x, y int) bool { return cuts[x][0] < cuts[y][0] })
+		for k := 0; k < len(cuts); {
+			piece := a
+			piece.From, piece.To = cuts[k][0], cuts[k][1]
+			for k++; k < len(cuts) && cuts[k][0] <= piece.To; k++ {
+				piece.To = max(piece.To, cuts[k][1])
+			}
+			out = append(out, piece)
+		}
+	}
+	return out
+}
+
+func holds(ops []history.Op) []hold {
+	var end int64
+	for _, op := range ops {
+		end = max(end, op.Call)
+		if op.Completed != history.Never {
+			end = max(end, op.Completed)
+		}
+	}
+	type pk struct {
+		process int
+		key     string
+	}
+	open := map[pk]*hold{}
+	var out []hold
+	for _, op := range ops { // in call order
+		k := pk{op.Process, op.Key}
+		switch op.F {
+		case history.FAcquire:
+			if op.Outcome == history.OK {
+				open[k] = &hold{acquire: op, from: op.Return, to: end}
+			}
+		case history.FRelease, history.FCrash: // a dead client believes nothing
+			if h, ok := open[k]; ok {
+				rel := op
+				h.release, h.to = &rel, op.Call
+				out = append(out, *h)
+				delete(open, k)
+			}
+		}
+	}
+	for _, h := range open {
+		out = append(out, *h)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].from < out[j].from })
+	return out
+}
+
+// overlaps names the holds during which other clients also believed they
+// held the same lock: one violation per stale hold, listing the clients
+// that acquired the lock while it lasted.
+func overlaps(ops []history.Op, faults []history.Fault, limit int) []Violation {
+	hs := holds(ops)
+	var out []Violation
+	for i, a := range hs {
+		var others []hold
+		for j := i + 1; j < len(hs) && hs[j].from < a.to; j++ {
+			if b := hs[j]; b.acquire.Key == a.acquire.Key && b.acquire.Process != a.acquire.Process {
+				others = append(others, b)
+			}
+		}
+		if len(others) == 0 {
+			continue
+		}
+		procs := map[int]bool{}
+		v := Violation{Time: others[0].from, Ops: []OpRef{ref(a.acquire)}, Faults: faultNames(faults, others[0].from, min(a.to, others[0].to))}
+		if a.release != nil {
+			v.Ops = append(v.Ops, ref(*a.release))
+		}
+		for k, b := range others {
+			procs[b.acquire.Process] = true
+			if k < 4 {
+				v.Ops = append(v.Ops, ref(b.acquire))
+			}
+		}
+		v.Summary = fmt.Sprintf("c%d believed it held %q from %s to %s while %d other client(s) acquired it %d time(s)",
+			a.acquire.Process, a.acquire.Key, secs(a.from, ops), secs(a.to, ops), len(procs), len(others))
+		out = append(out, v)
+		if len(out) >= limit {
+			break
+		}
+	}
+	return out
+}
+
+// secs formats t relative to the first op, for summaries.
+func secs(t int64, ops []history.Op) string {
+	if len(ops) == 0 {
+		return "?"
+	}
+	return fmt.Sprintf("%.3fs", float64(t-ops[0].Call)/1e9)
+}
+
+func resourceStats(ops []history.Op) ResourceStats {
+	var s ResourceStats
+	for _, op := range ops {
+		switch {
+		case op.F == history.FIncr && op.Outcome == history.OK:
+			s.Acknowledged++
+		case op.F == history.FIncr && op.Outcome == history.Fail && op.Error == RejectedError:
+			s.Rejected++
+		case op.F == history.FIncr && op.Outcome == history.Info:
+			s.Indeterminate++
+		case op.F == history.FRead && op.Outcome == history.OK && op.Value != nil:
+			if s.Final == nil {
+				s.Final = new(int64)
+			}
+			*s.Final += *op.Value // one final read per key
+		}
+	}
+	if s.Final != nil {
+		s.Lost = max(0, s.Acknowledged-int(*s.Final))
+	}
+	return s
+}
+
+// lostUpdates names critical sections that read the same value: each such
+// group wrote the same v+1, so all but one update was lost.
+func lostUpdates(ops []history.Op, faults []history.Fault, s ResourceStats, limit int) []Violation {
+	type rk struct {
+		key   string
+		value int64
+	}
+	groups := map[rk][]history.Op{}
+	var order []rk
+	for _, op := range ops {
+		if op.F != history.FIncr || op.Outcome != history.OK || op.Value == nil {
+			continue
+		}
+		k := rk{op.Key, *op.Value}
+		if len(groups[k]) == 0 {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], op)
+	}
+	var out []Violation
+	for _, k := range order {
+		g := groups[k]
+		if len(g) < 2 {
+			continue
+		}
+		v := Violation{
+			Summary: fmt.Sprintf("%d critical sections on %q all read %d and wrote %d: %d update(s) lost",
+				len(g), k.key, k.value, k.value+1, len(g)-1),
+			Time: g[1].Return,
+		}
+		for _, op := range g {
+			v.Ops = append(v.Ops, ref(op))
+		}
+		last := g[0].Return
+		for _, op := range g {
+			last = max(last, op.Return)
+		}
+		v.Faults = faultNames(faults, g[0].Call, last)
+		out = append(out, v)
+		if len(out) >= limit {
+			break
+		}
+	}
+	if s.Final != nil && s.Lost > 0 && len(out) == 0 {
+		out = append(out, Violation{Summary: fmt.Sprintf("%d increments were acknowledged but the final value is %d",
+			s.Acknowledged, *s.Final)})
+	}
+	return out
+}

@@ -1,0 +1,122 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/locktest/locktest/cluster"
+	"github.com/locktest/locktest/runner"
+)
+
+// Exit codes, as Jepsen's.
+const (
+	exitValid    = 0
+	exitInvalid  = 1
+	exitUnknown  = 2
+	exitBadArgs  = 254
+	exitInternal = 255
+	// exitInterrupted follows the shell's 128+SIGINT.
+	exitInterrupted = 130
+)
+
+const usage = `locktest: Jepsen-style tests of distributed locks on real processes
+
+usage:
+  locktest run [flags]          run one scenario (locktest run --help)
+  locktest analyze <run dir>    re-check a stored history and rewrite its report
+  locktest compare <dirs>...    designs × faults matrix of stored runs (HTML, PNG, Markdown, JSON)
+  locktest suite run <file>     run a suite of scenarios with expected outcomes (CI)
+  locktest suite check <file>   validate a suite file
+  locktest list [impls|workloads|faults]
+                                what can be run, one line each
+  locktest images build         build the images of --backend docker from this machine's binaries
+`
+
+// Main runs the locktest command line with args (without the program name)
+// and returns the exit code. It is the whole of cmd/locktest, and a user's
+// own main calls it after registering their design with impls.Register:
+// the workers are spawned from os.Executable(), so the user's binary, with
+// the design compiled in, is the worker too.
+func Main(args []string, stdout, stderr io.Writer) int {
+	slog.SetDefault(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: logLevel()})))
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitBadArgs
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	// Whatever happens below, no child outlives this process.
+	defer cluster.KillAll()
+
+	if args[0] == "run" || args[0] == "suite" {
+		defer cluster.StopTopology()
+	}
+	switch args[0] {
+	case "run":
+		return cmdRun(ctx, args[1:], stdout, stderr)
+	case "analyze":
+		return cmdAnalyze(args[1:], stdout, stderr)
+	case "compare":
+		return cmdCompare(args[1:], stdout, stderr)
+	case "list":
+		return cmdList(args[1:], stdout, stderr)
+	case "suite":
+		return cmdSuite(ctx, args[1:], stdout, stderr)
+	case "images":
+		return cmdImages(ctx, args[1:], stdout, stderr)
+	case cluster.WatchdogCommand:
+		return cmdWatchdog(args[1:], stderr)
+	case cluster.NodeExecCommand:
+		if len(args) != 2 {
+			fmt.Fprintln(stderr, "locktest", cluster.NodeExecCommand+": give the node spec file")
+			return exitBadArgs
+		}
+		if err := cluster.NodeExec(args[1]); err != nil {
+			fmt.Fprintln(stderr, "locktest", cluster.NodeExecCommand+":", err)
+			return exitInternal
+		}
+		return exitValid
+	case "worker":
+		if err := runner.Worker(os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(stderr, "locktest worker:", err)
+			return exitInternal
+		}
+		return exitValid
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return exitValid
+	default:
+		fmt.Fprintf(stderr, "locktest: unknown command %q (valid: run, analyze, compare, suite, list, images); see locktest --help\n", args[0])
+		return exitBadArgs
+	}
+}
+
+// exitCode maps an error from the runner to an exit code, printing it on
+// one line.
+func exitCode(err error, stderr io.Writer) int {
+	var bad *runner.BadConfigError
+	switch {
+	case errors.As(err, &bad):
+		fmt.Fprintln(stderr, "locktest:", err)
+		return exitBadArgs
+	case errors.Is(err, runner.ErrInterrupted):
+		fmt.Fprintln(stderr, "locktest: interrupted; every process was stopped")
+		return exitInterrupted
+	default:
+		fmt.Fprintln(stderr, "locktest: internal error:", err)
+		return exitInternal
+	}
+}
+
+func logLevel() slog.Level {
+	if os.Getenv("LOCKTEST_DEBUG") != "" {
+		return slog.LevelDebug
+	}
+	return slog.LevelWarn
+}

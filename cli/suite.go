@@ -1,0 +1,148 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"regexp"
+	"time"
+
+	"github.com/locktest/locktest/cluster"
+	"github.com/locktest/locktest/suite"
+)
+
+const suiteUsage = `usage:
+  locktest suite run <file> [flags]   run every scenario × seed, judge each against its
+                                      expectation; exit 0 only when all match
+  locktest suite check <file>         validate the file only (exit 0, or 254 naming file:line)
+`
+
+func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, suiteUsage)
+		return exitBadArgs
+	}
+	switch args[0] {
+	case "run":
+		return cmdSuiteRun(ctx, args[1:], stdout, stderr)
+	case "check":
+		return cmdSuiteCheck(args[1:], stdout, stderr)
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, suiteUsage)
+		return exitValid
+	default:
+		fmt.Fprintf(stderr, "locktest suite: unknown command %q (valid: run, check)\n", args[0])
+		return exitBadArgs
+	}
+}
+
+// parseInterleaved parses flags placed before or after the one positional
+// argument (locktest suite run suites/quick.yaml --out reports).
+func parseInterleaved(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (string, int, bool) {
+	usage := fs.Usage // parse silences it
+	if code, ok := parse(fs, args, stdout, stderr); !ok {
+		return "", code, false
+	}
+	fs.Usage = usage
+	if fs.NArg() == 0 {
+		fmt.Fprintf(stderr, "%s: give the suite file, e.g. suites/quick.yaml\n", fs.Name())
+		return "", exitBadArgs, false
+	}
+	file := fs.Arg(0)
+	if code, ok := parse(fs, fs.Args()[1:], stdout, stderr); !ok {
+		return "", code, false
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "%s: unexpected argument %q: give one suite file\n", fs.Name(), fs.Arg(0))
+		return "", exitBadArgs, false
+	}
+	return file, 0, true
+}
+
+func cmdSuiteCheck(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("locktest suite check", flag.ContinueOnError)
+	fs.Usage = func() { fmt.Fprint(fs.Output(), suiteUsage) }
+	path, code, ok := parseInterleaved(fs, args, stdout, stderr)
+	if !ok {
+		return code
+	}
+	f, err := suite.Load(path)
+	if err != nil {
+		fmt.Fprintln(stderr, "locktest:", err)
+		return exitBadArgs
+	}
+	runs := 0
+	for _, sc := range f.Scenarios {
+		runs += len(sc.Runs)
+	}
+	fmt.Fprintf(stdout, "%s: suite %s, %d scenarios, %d runs: valid\n", path, f.Name, len(f.Scenarios), runs)
+	return exitValid
+}
+
+func cmdSuiteRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	opt := suite.Options{Parallel: suite.DefaultParallel()}
+	var filter string
+	fs := flag.NewFlagSet("locktest suite run", flag.ContinueOnError)
+	fs.StringVar(&opt.Out, "out", "", "directory for the run directories and reports (default store/suites/<suite>/<time>)")
+	fs.IntVar(&opt.Parallel, "parallel", opt.Parallel, "runs at once (default: one per core, at most 4)")
+	fs.IntVar(&opt.Seeds, "seeds", 0, "run every scenario with seeds 1..N instead of its own (detection rates)")
+	fs.StringVar(&filter, "run", "", "only the scenarios whose name matches this regular expression")
+	fs.StringVar(&opt.Backend, "backend", "", "run every scenario's servers as local processes or docker containers (default: each scenario's own, local)")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), suiteUsage, "\nRuns go in <out>/runs/; <out> also gets summary.md (Markdown), junit.xml,\nsuite.json and the designs × faults comparison (compare.html, .png, .md, .json).\nExit 0: every run matched its expectation; 1: some did not; 255: a run could\nnot finish; 254: bad input (nothing started); 130: interrupted.\n\nflags:\n")
+		fs.PrintDefaults()
+	}
+	path, code, ok := parseInterleaved(fs, args, stdout, stderr)
+	if !ok {
+		return code
+	}
+	if opt.Parallel < 1 || opt.Seeds < 0 {
+		fmt.Fprintln(stderr, "locktest suite run: --parallel must be at least 1 and --seeds not negative")
+		return exitBadArgs
+	}
+	if err := cluster.CheckBackend(opt.Backend); err != nil {
+		fmt.Fprintln(stderr, "locktest suite run: --backend:", err)
+		return exitBadArgs
+	}
+	if filter != "" {
+		re, err := regexp.Compile(filter)
+		if err != nil {
+			fmt.Fprintf(stderr, "locktest suite run: --run: %v\n", err)
+			return exitBadArgs
+		}
+		opt.Filter = re
+	}
+	f, err := suite.Load(path)
+	if err != nil {
+		fmt.Fprintln(stderr, "locktest:", err)
+		return exitBadArgs
+	}
+	if opt.Out == "" {
+		opt.Out = filepath.Join("store", "suites", f.Name, time.Now().Format("20060102T150405"))
+	}
+	opt.Progress, opt.Terminal = stderr, suite.IsTerminal(stderr)
+	rep, err := suite.Run(ctx, f, opt)
+	if err != nil {
+		return exitCode(err, stderr)
+	}
+	if err := rep.Write(); err != nil {
+		fmt.Fprintln(stderr, "locktest:", err)
+		return exitInternal
+	}
+	rep.Print(stdout)
+	switch {
+	case rep.Interrupted:
+		fmt.Fprintln(stderr, "locktest: suite interrupted; every process was stopped")
+		return exitInterrupted
+	case rep.Passed():
+		return exitValid
+	}
+	for _, o := range rep.Outcomes {
+		if o.Status == suite.Fail {
+			return exitInvalid
+		}
+	}
+	return exitInternal
+}

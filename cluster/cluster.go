@@ -1,0 +1,130 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// Cluster owns the nodes and links of one run and stops them all at the end.
+type Cluster struct {
+	Dir string
+
+	mu      sync.Mutex
+	nodes   []*Node
+	shim    string
+	links   links
+	backend Backend
+}
+
+// New returns a cluster whose nodes live under dir, run as local processes.
+func New(dir string) *Cluster { return &Cluster{Dir: dir, backend: local{}} }
+
+// NewOn returns a cluster whose nodes run on the named backend
+// ("local", "docker"; see RegisterBackend).
+func NewOn(dir, backend string) (*Cluster, error) {
+	if backend == "" || backend == LocalBackend {
+		return New(dir), nil
+	}
+	if err := CheckBackend(backend); err != nil {
+		return nil, err
+	}
+	b, err := backends[backend](dir)
+	if err != nil {
+		return nil, err
+	}
+	return &Cluster{Dir: dir, backend: b}, nil
+}
+
+// ReserveHost returns the host the node called name will listen on, so
+// that a deploy function can write it into configurations before the
+// node starts (see Backend.Reserve).
+func (c *Cluster) ReserveHost(ctx context.Context, name string) (string, error) {
+	return c.backend.Reserve(ctx, name)
+}
+
+// Backend returns what runs the cluster's servers.
+func (c *Cluster) Backend() Backend { return c.backend }
+
+// Nodes returns the nodes in start order.
+func (c *Cluster) Nodes() []*Node {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]*Node(nil), c.nodes...)
+}
+
+// add registers a node, gives it a port and directory, and starts it.
+func (c *Cluster) add(ctx context.Context, n *Node) error {
+	if n.Port == 0 {
+		port, err := FreePort()
+		if err != nil {
+			return err
+		}
+		n.Port = port
+	}
+	n.Dir = filepath.Join(c.Dir, n.Name)
+	if err := os.MkdirAll(n.Dir, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", n.Dir, err)
+	}
+	if n.spec.Dir == "" {
+		n.spec.Dir = n.Dir
+	}
+	n.spec.Name = n.Name
+	n.backend = c.backend
+	c.mu.Lock()
+	shim := c.shim
+	c.nodes = append(c.nodes, n)
+	c.mu.Unlock()
+	if shim != "" {
+		clk, err := newNodeClock(filepath.Join(n.Dir, "clock-offset"))
+		if err != nil {
+			return err
+		}
+		n.Clock = clk
+		n.spec.Env = append(n.spec.Env, "LD_PRELOAD="+shim, clockFileEnv+"="+clk.path)
+	}
+	return n.Start(ctx)
+}
+
+// UseClockShim makes every node started from now on read its wall clock
+// through the shim at path (see BuildClockShim), so that its Clock can move
+// it. Servers that do not read time through libc (Go's vDSO reads, say)
+// simply do not move.
+func (c *Cluster) UseClockShim(path string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.shim = path
+}
+
+// Stop closes every link, then stops every node in reverse start order.
+func (c *Cluster) Stop() error {
+	c.closeLinks()
+	nodes := c.Nodes()
+	errs := make([]error, len(nodes))
+	stop := func(i int) {
+		errs[i] = nodes[i].Stop()
+		if nodes[i].Clock != nil {
+			nodes[i].Clock.close()
+		}
+	}
+	if _, isLocal := c.backend.(local); isLocal {
+		for i := len(nodes) - 1; i >= 0; i-- {
+			stop(i)
+		}
+	} else {
+		// Stopping a container is a round of engine calls (stop, logs,
+		// remove) of a second or so: all at once.
+		var wg sync.WaitGroup
+		for i := range nodes {
+			wg.Go(func() { stop(i) })
+		}
+		wg.Wait()
+	}
+	if err := c.backend.Close(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,17 @@
+// Package cluster starts and stops the real server processes of a run
+// (redis-server and friends) and the worker processes, each in its own
+// process group with a parent-death signal, so that nothing outlives the
+// coordinator: not on a normal end, an error, Ctrl-C, or a SIGKILL.
+//
+// A Process can be paused (SIGSTOP, like a stop-the-world GC pause),
+// continued and killed; a paused process is continued before it is killed.
+// Every path a client or replica dials goes through its own Link (an
+// embedded toxiproxy proxy), and servers started under the clock shim have
+// a Clock the coordinator can move: the handles the faults act on.
+//
+// A Backend decides where servers run: local processes (the default),
+// containers started through testcontainers-go from images built on this
+// machine (docker.go, images.go; reaped by labels, a watchdog and a sweep,
+// dockerreap.go), or the slots of a docker-compose topology (compose.go).
+// Faults see an Instance either way.
+package cluster

@@ -1,0 +1,244 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/user"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Spec describes a process to start.
+type Spec struct {
+	Name string
+	Path string
+	Args []string
+	Dir  string
+	Env  []string // added to the coordinator's environment
+	// Log receives stdout and stderr unless Stdout is set.
+	Log    io.Writer
+	Stdin  io.Reader
+	Stdout io.Writer
+	// SameGroup keeps the child in the caller's process group instead of
+	// its own, so that a signal to the caller's group (a pause fault on a
+	// worker) reaches the child too. Signals sent through the Process then
+	// go to the child alone.
+	SameGroup bool
+	// RunAs, when the coordinator runs as root, runs the child as this
+	// user: servers such as PostgreSQL refuse to run as root. The child
+	// keeps CAP_DAC_READ_SEARCH so that it can reach its directory under
+	// parents only root may enter (a store in /root, a test's temp dir).
+	// Go changes into Dir before it raises that capability, so such a
+	// child starts in / instead: give it absolute paths. Pdeathsig is set
+	// after the switch of user, so it still holds.
+	RunAs string
+}
+
+// Process is a running child in its own process group.
+type Process struct {
+	Name string
+	cmd  *exec.Cmd
+	done chan struct{}
+	// group: the process leads its own group, and signals go to all of it.
+	group bool
+
+	mu     sync.Mutex
+	paused bool
+	err    error
+}
+
+// Start starts a child process. The child gets its own process group (so a
+// signal reaches everything it forks) and SIGKILL when the coordinator dies.
+func Start(spec Spec) (*Process, error) {
+	cmd := exec.Command(spec.Path, spec.Args...)
+	cmd.Dir = spec.Dir
+	cmd.Env = append(os.Environ(), spec.Env...)
+	cmd.Stdin = spec.Stdin
+	cmd.Stdout = spec.Log
+	if spec.Stdout != nil {
+		cmd.Stdout = spec.Stdout
+	}
+	cmd.Stderr = spec.Log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: !spec.SameGroup, Pdeathsig: syscall.SIGKILL}
+	if as, err := runAs(cmd.SysProcAttr, spec.RunAs); err != nil {
+		return nil, fmt.Errorf("start %s: %w", spec.Name, err)
+	} else if as {
+		cmd.Dir = "/"
+	}
+	if err := startLocked(cmd); err != nil {
+		return nil, fmt.Errorf("start %s (%s): %w", spec.Name, spec.Path, err)
+	}
+	p := &Process{Name: spec.Name, cmd: cmd, done: make(chan struct{}), group: !spec.SameGroup}
+	track(p)
+	go func() {
+		err := cmd.Wait()
+		p.mu.Lock()
+		p.err = err
+		p.mu.Unlock()
+		untrack(p)
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// runAs sets attr to run the child as user name and reports whether it
+// did: only a root coordinator switches; otherwise the child runs as the
+// coordinator's user.
+func runAs(attr *syscall.SysProcAttr, name string) (bool, error) {
+	if name == "" || os.Geteuid() != 0 {
+		return false, nil
+	}
+	u, err := user.Lookup(name)
+	if err != nil {
+		return false, fmt.Errorf("run as %s: %w", name, err)
+	}
+	uid, err := strconv.ParseUint(u.Uid, 10, 32)
+	if err != nil {
+		return false, fmt.Errorf("run as %s: uid %q: %w", name, u.Uid, err)
+	}
+	gid, err := strconv.ParseUint(u.Gid, 10, 32)
+	if err != nil {
+		return false, fmt.Errorf("run as %s: gid %q: %w", name, u.Gid, err)
+	}
+	attr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+	attr.AmbientCaps = []uintptr{unix.CAP_DAC_READ_SEARCH}
+	return true, nil
+}
+
+// Pid returns the process id (also its process group id, unless started
+// with SameGroup).
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
+// Done is closed when the process has exited.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Exited reports whether the process has exited, and how.
+func (p *Process) Exited() (bool, error) {
+	select {
+	case <-p.done:
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return true, p.err
+	default:
+		return false, nil
+	}
+}
+
+// Signal sends sig to the process group (to the process alone when it was
+// started with SameGroup); to a process that has exited it does nothing
+// (its pid may already belong to someone else).
+func (p *Process) Signal(sig syscall.Signal) error {
+	select {
+	case <-p.done: // not Exited: callers such as Pause hold p.mu
+		return nil
+	default:
+	}
+	target := p.Pid()
+	if p.group {
+		target = -target
+	}
+	if err := syscall.Kill(target, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("signal %s to %s: %w", sig, p.Name, err)
+	}
+	return nil
+}
+
+// Pause stops the process group with SIGSTOP, as a stop-the-world pause.
+func (p *Process) Pause() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.Signal(syscall.SIGSTOP); err != nil {
+		return err
+	}
+	p.paused = true
+	return nil
+}
+
+// Resume continues a paused process group.
+func (p *Process) Resume() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.Signal(syscall.SIGCONT); err != nil {
+		return err
+	}
+	p.paused = false
+	return nil
+}
+
+// Stopped reports whether the kernel has the process stopped (state T),
+// whoever stopped it: the check behind "nothing is left paused".
+func (p *Process) Stopped() bool {
+	if exited, _ := p.Exited(); exited {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.Pid()))
+	if err != nil {
+		return false
+	}
+	// The state follows the command name, which is in parentheses and may
+	// itself contain spaces or parentheses.
+	s := string(stat)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && (s[i+2] == 'T' || s[i+2] == 't')
+}
+
+// Paused reports whether the process is paused by us.
+func (p *Process) Paused() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.paused
+}
+
+// Kill continues the group (a stopped process would otherwise linger on
+// some signals) and kills it, then waits for the exit.
+func (p *Process) Kill() error {
+	_ = p.Signal(syscall.SIGCONT)
+	p.mu.Lock()
+	p.paused = false
+	p.mu.Unlock()
+	if err := p.Signal(syscall.SIGKILL); err != nil {
+		return err
+	}
+	<-p.done
+	return nil
+}
+
+// Stop asks the process to exit with SIGTERM and kills it after grace.
+func (p *Process) Stop(grace time.Duration) error {
+	if p.Paused() {
+		if err := p.Resume(); err != nil {
+			return err
+		}
+	}
+	if err := p.Signal(syscall.SIGTERM); err != nil {
+		return err
+	}
+	select {
+	case <-p.done:
+		return nil
+	case <-time.After(grace):
+		slog.Warn("process did not stop in time; killing", "process", p.Name, "grace", grace)
+		return p.Kill()
+	}
+}
+
+// Wait waits for the process to exit or ctx to end.
+func (p *Process) Wait(ctx context.Context) error {
+	select {
+	case <-p.done:
+		_, err := p.Exited()
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,70 @@
+package cluster
+
+import (
+	"os/exec"
+	"runtime"
+	"sync"
+)
+
+// Pdeathsig fires when the *thread* that forked the child exits, not the
+// process. Go may retire threads, so all children are forked from one
+// goroutine locked to a thread that never exits.
+var (
+	spawnOnce sync.Once
+	spawnReq  chan spawnCall
+)
+
+type spawnCall struct {
+	cmd  *exec.Cmd
+	done chan error
+}
+
+func startLocked(cmd *exec.Cmd) error {
+	spawnOnce.Do(func() {
+		spawnReq = make(chan spawnCall)
+		go func() {
+			runtime.LockOSThread() // never unlocked: the thread lives as long as the process
+			for c := range spawnReq {
+				c.done <- c.cmd.Start()
+			}
+		}()
+	})
+	done := make(chan error, 1)
+	spawnReq <- spawnCall{cmd, done}
+	return <-done
+}
+
+// live tracks every process started and not yet reaped, so that KillAll can
+// stop them on any exit path.
+var (
+	liveMu sync.Mutex
+	live   = map[*Process]struct{}{}
+)
+
+func track(p *Process) {
+	liveMu.Lock()
+	live[p] = struct{}{}
+	liveMu.Unlock()
+}
+
+func untrack(p *Process) {
+	liveMu.Lock()
+	delete(live, p)
+	liveMu.Unlock()
+}
+
+// KillAll kills every process this coordinator started that is still
+// running, and removes every container it still has. It is the last line
+// of defence on error and interrupt paths.
+func KillAll() {
+	liveMu.Lock()
+	procs := make([]*Process, 0, len(live))
+	for p := range live {
+		procs = append(procs, p)
+	}
+	liveMu.Unlock()
+	for _, p := range procs {
+		_ = p.Kill()
+	}
+	liveBackends.closeAll()
+}

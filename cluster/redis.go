@@ -1,0 +1,99 @@
+package cluster
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// RedisOptions configure a redis-server node.
+type RedisOptions struct {
+	// AOFAlways persists every write with appendfsync always; otherwise the
+	// node keeps nothing on disk and restarts empty.
+	AOFAlways bool
+	// ReplicaOf is "host port" of a primary, for replicas.
+	ReplicaOf string
+	// Config lines appended to the generated redis.conf.
+	Config []string
+	// Env is added to the server's environment.
+	Env []string
+	// Role is the node's role in its design (default RoleLock).
+	Role string
+}
+
+// RedisBinary checks that redis-server is installed.
+func RedisBinary() (string, error) { return LookBinary("redis-server", "redis-server") }
+
+// StartRedis starts a redis-server bound to loopback on a free port, with
+// its data and log in its own directory under the cluster's.
+func (c *Cluster) StartRedis(ctx context.Context, name string, opt RedisOptions) (*Node, error) {
+	bin, err := RedisBinary()
+	if err != nil {
+		return nil, err
+	}
+	n := &Node{Name: name, Kind: "redis", ready: pingRedis, role: opt.Role}
+	port, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	n.Port = port
+	dir := filepath.Join(c.Dir, name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create %s: %w", dir, err)
+	}
+	conf := []string{
+		"bind " + c.backend.BindHost(),
+		fmt.Sprintf("port %d", port),
+		"protected-mode no",
+		"daemonize no",
+		"save \"\"",
+		"dir " + dir,
+		"logfile \"\"",
+		"appendonly no",
+	}
+	if opt.AOFAlways {
+		conf = append(conf, "appendonly yes", "appendfsync always")
+	}
+	if opt.ReplicaOf != "" {
+		conf = append(conf, "replicaof "+opt.ReplicaOf)
+	}
+	conf = append(conf, opt.Config...)
+	confPath := filepath.Join(dir, "redis.conf")
+	if err := os.WriteFile(confPath, []byte(strings.Join(conf, "\n")+"\n"), 0o644); err != nil {
+		return nil, fmt.Errorf("write %s: %w", confPath, err)
+	}
+	n.spec = Spec{Path: bin, Args: []string{confPath}, Env: opt.Env}
+	if err := c.add(ctx, n); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// pingRedis answers nil once the server replies PONG: it is loaded and
+// accepting commands, not merely listening.
+func pingRedis(ctx context.Context, addr string) error {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		conn.SetDeadline(dl)
+	}
+	if _, err := conn.Write([]byte("PING\r\n")); err != nil {
+		return err
+	}
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	if err != nil {
+		return err
+	}
+	if !strings.HasPrefix(line, "+PONG") {
+		return fmt.Errorf("PING answered %q", strings.TrimSpace(line))
+	}
+	return nil
+}

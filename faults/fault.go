@@ -1,0 +1,196 @@
+package faults
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sort"
+	"time"
+
+	"github.com/locktest/locktest/cluster"
+	"github.com/locktest/locktest/impls"
+)
+
+// Fault is one kind of fault, registered by name.
+type Fault interface {
+	Name() string
+	// Description says in one line what the fault does and to what.
+	Description() string
+	// Applies returns an error when the fault makes no sense for a design
+	// (e.g. failover without a primary), so the run is refused up front.
+	Applies(d impls.Design, workload string) error
+	// Run injects the fault on its schedule until ctx ends, then heals
+	// whatever is still active and returns.
+	Run(ctx context.Context, env *Env) error
+}
+
+// Env is what a fault acts on.
+type Env struct {
+	Rand *rand.Rand
+	// Interval is the mean quiet time between faults; Duration how long
+	// each lasts.
+	Interval time.Duration
+	Duration time.Duration
+	TTL      time.Duration
+	// Target is what this fault aims at: its default or --fault-target.
+	Target Target
+	// Latency ± Jitter is what the latency fault adds to a round trip.
+	Latency, Jitter time.Duration
+	// ClockDelta is how far clock faults move a clock (negative: back);
+	// ClockRate how fast a skewed client clock runs (1: true speed).
+	ClockDelta time.Duration
+	ClockRate  float64
+	Clients    Clients
+	// Nodes are the design's servers; the resource is not one of them.
+	Nodes []*cluster.Node
+	// Links are every proxied link of the run.
+	Links []*cluster.Link
+	// NextHolder waits for the next client to enter its critical section
+	// and returns its index, skipping clients that are paused or dead.
+	NextHolder func(ctx context.Context) (int, error)
+	// Started and Stopped record fault events in the history.
+	Started func(fault, target string)
+	Stopped func(fault, target string)
+	Log     *slog.Logger
+	// PauseAt arms every client to stop when it next reaches the
+	// checkpoint (impls.Config.Checkpoint), waits for the first that does,
+	// stops it there (SIGSTOP), disarms the rest and returns its index.
+	// The caller resumes it.
+	PauseAt func(ctx context.Context, point string) (int, error)
+}
+
+// Clients is the coordinator's handle on the worker processes. A client
+// keeps its index across restarts; its process changes.
+type Clients interface {
+	Len() int
+	// Process returns client i's current process.
+	Process(i int) *cluster.Process
+	// Crash kills client i with SIGKILL and records, for the checker, that
+	// whatever lock it held may now expire.
+	Crash(i int) error
+	// Restart starts a new process for a crashed client i.
+	Restart(i int) error
+	// SetClock offsets the wall clock client i's lock reads and sets its
+	// rate; (0, 1) is the true clock.
+	SetClock(i int, offset time.Duration, rate float64) error
+}
+
+// ServerClocks is implemented by faults that move servers' wall clocks:
+// their runs start every server under the clock shim.
+type ServerClocks interface {
+	MovesServerClocks()
+}
+
+// Wait sleeps for a seeded random quiet time around Interval, or until ctx
+// ends (returning false).
+func (e *Env) Wait(ctx context.Context) bool {
+	d := e.Interval/2 + time.Duration(e.Rand.Int64N(int64(e.Interval)+1))
+	return sleep(ctx, d)
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// hit is one occurrence of a fault, already in effect.
+type hit struct {
+	target string
+	// hold lasts the fault out; nil sleeps Duration or until ctx ends.
+	hold func(ctx context.Context)
+	// heal undoes the fault; it must work after ctx has ended.
+	heal func() error
+}
+
+// every is the schedule most faults share: a seeded quiet time, then one
+// hit for Duration, healed, until ctx ends. strike puts the fault in
+// effect, or fails having changed nothing.
+func every(ctx context.Context, env *Env, fault string, strike func(ctx context.Context) (hit, error)) error {
+	for env.Wait(ctx) {
+		h, err := strike(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil // the run ended while choosing a target
+			}
+			return fmt.Errorf("%s: %w", fault, err)
+		}
+		env.Started(fault, h.target)
+		if h.hold != nil {
+			h.hold(ctx)
+		} else {
+			sleep(ctx, env.Duration)
+		}
+		err = h.heal()
+		env.Stopped(fault, h.target)
+		if err != nil {
+			return fmt.Errorf("%s: heal %s: %w", fault, h.target, err)
+		}
+	}
+	return nil
+}
+
+// onAll applies do to every item; if one fails it undoes the ones done,
+// so a strike fails having changed nothing. The returned heal undoes all.
+func onAll[T any](items []T, do, undo func(T) error) (func() error, error) {
+	for i, it := range items {
+		if err := do(it); err != nil {
+			for _, done := range items[:i] {
+				err = errors.Join(err, undo(done))
+			}
+			return nil, err
+		}
+	}
+	return func() error {
+		var errs []error
+		for _, it := range items {
+			errs = append(errs, undo(it))
+		}
+		return errors.Join(errs...)
+	}, nil
+}
+
+var registry = map[string]Fault{}
+
+// Register adds a fault; each fault file calls it from init.
+func Register(f Fault) {
+	if _, dup := registry[f.Name()]; dup {
+		panic("faults: duplicate fault " + f.Name())
+	}
+	registry[f.Name()] = f
+}
+
+// Lookup returns a fault by name, or an error listing the valid names.
+func Lookup(name string) (Fault, error) {
+	f, ok := registry[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown fault %q (valid: %v)", name, Names())
+	}
+	return f, nil
+}
+
+// All returns the faults sorted by name.
+func All() []Fault {
+	out := make([]Fault, 0, len(registry))
+	for _, f := range registry {
+		out = append(out, f)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name() < out[j].Name() })
+	return out
+}
+
+// Names returns the registered fault names.
+func Names() []string {
+	var names []string
+	for _, f := range All() {
+		names = append(names, f.Name())
+	}
+	return names
+}

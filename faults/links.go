@@ -1,0 +1,27 @@
+package faults
+
+import (
+	"context"
+	"errors"
+
+	"github.com/locktest/locktest/cluster"
+)
+
+// onLinks is the schedule of the link faults: each time, pick the target's
+// links, apply the effect to each, and heal only this fault's effects.
+func onLinks(ctx context.Context, env *Env, fault string, apply func(*cluster.Link) error) error {
+	return every(ctx, env, fault, func(ctx context.Context) (hit, error) {
+		links, target, err := env.pickLinks(ctx)
+		if err != nil {
+			return hit{}, err
+		}
+		if len(links) == 0 {
+			return hit{}, errors.New("target " + target + " has no links")
+		}
+		heal, err := onAll(links, apply, func(l *cluster.Link) error { return l.Heal(fault) })
+		if err != nil {
+			return hit{}, err
+		}
+		return hit{target: target, heal: heal}, nil
+	})
+}

@@ -1,0 +1,48 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/locktest/locktest/impls"
+)
+
+func init() {
+	Register(pauseAt{name: "pause-acquire", point: impls.CheckpointGranted, designs: "redlock, redlock-noelapsed, redsync",
+		desc: "SIGSTOP a client inside acquire, after the nodes granted and before it checks validity, for the fault duration"})
+}
+
+// pauseAt freezes a client at a point inside Acquire that its design
+// reports (impls.Config.Checkpoint), for Duration. The client stops itself
+// there, since a signal from outside would land anywhere.
+//
+// pause-acquire stops it after the store granted the lock (a Redlock
+// quorum said OK) and before the client judged how long the grant is
+// valid: antirez's "paused during acquire" case, which Redlock's
+// elapsed-time check is meant to catch.
+type pauseAt struct {
+	name, point, desc string
+	// designs names the designs that report the point, for the refusal.
+	designs string
+}
+
+func (f pauseAt) Name() string        { return f.name }
+func (f pauseAt) Description() string { return f.desc }
+
+func (f pauseAt) Applies(d impls.Design, _ string) error {
+	if !slices.Contains(d.Checkpoints, f.point) {
+		return fmt.Errorf("%s needs a design that reports the %s checkpoint (%s)", f.name, f.point, f.designs)
+	}
+	return nil
+}
+
+func (f pauseAt) Run(ctx context.Context, env *Env) error {
+	return every(ctx, env, f.name, func(ctx context.Context) (hit, error) {
+		c, err := env.PauseAt(ctx, f.point)
+		if err != nil {
+			return hit{}, err
+		}
+		return hit{target: fmt.Sprintf("c%d", c), heal: env.Clients.Process(c).Resume}, nil
+	})
+}

@@ -1,0 +1,66 @@
+package faults
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/locktest/locktest/cluster"
+	"github.com/locktest/locktest/impls"
+	"github.com/locktest/locktest/workloads"
+)
+
+func init() { Register(slowResourceWrite{}) }
+
+// slowResourceWrite is Kleppmann's delayed packet (ANOMALIES row 3): the
+// holder has read the resource and sends its write, which the network
+// holds for the fault duration (> TTL). Meanwhile the lease runs out,
+// another client takes the lock and writes; then the old write lands. Only
+// a resource that checks fencing tokens refuses it.
+//
+// As in Kleppmann's example the holder must wait for its write: with an
+// --io-timeout shorter than the delay it gives up, releases, and usually
+// wins the lock straight back, so no one writes in between.
+//
+// The delay stays on for the fault duration plus one TTL, so that a write
+// sent up to a TTL after the fault began still arrives late rather than
+// being released early when the delay is removed.
+type slowResourceWrite struct{}
+
+func (slowResourceWrite) Name() string { return "slow-resource-write" }
+func (slowResourceWrite) Description() string {
+	return "delay the lock holder's writes to the resource by the fault duration (> TTL): a delayed packet"
+}
+func (slowResourceWrite) Targets() (Targets, string) { return HolderTarget, "holder" }
+
+func (slowResourceWrite) Applies(d impls.Design, workload string) error {
+	if d.GuardsWrites {
+		return fmt.Errorf("%s keeps the protected data in its own servers: there is no resource link to delay", d.Name)
+	}
+	if w, err := workloads.Lookup(workload); err == nil && !w.NeedsResource {
+		return fmt.Errorf("workload %s has no resource to write to (use counter)", workload)
+	}
+	return nil
+}
+
+func (f slowResourceWrite) Run(ctx context.Context, env *Env) error {
+	return every(ctx, env, f.Name(), func(ctx context.Context) (hit, error) {
+		c, err := env.pickClient(ctx)
+		if err != nil {
+			return hit{}, err
+		}
+		name := cluster.LinkName(fmt.Sprintf("c%d", c), cluster.RoleResource)
+		for _, l := range env.Links {
+			if l.Name != name {
+				continue
+			}
+			if err := l.Latency(f.Name(), env.Duration, 0); err != nil {
+				return hit{}, err
+			}
+			return hit{target: name,
+				hold: func(ctx context.Context) { sleep(ctx, env.Duration+env.TTL) },
+				heal: func() error { return l.Heal(f.Name()) }}, nil
+		}
+		return hit{}, errors.New("no link " + name)
+	})
+}

@@ -1,0 +1,175 @@
+package history
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+)
+
+// Type says what a record is: the start of an operation, one of its three
+// possible completions, or a fault event.
+type Type string
+
+const (
+	Invoke Type = "invoke"
+	// OK: the operation took effect and its result is known.
+	OK Type = "ok"
+	// Fail: the operation definitely did not take effect.
+	Fail Type = "fail"
+	// Info: the operation may or may not have taken effect (timeout, lost
+	// connection, a worker that died). Never rewrite it as ok or fail.
+	Info Type = "info"
+	// FaultStart and FaultStop bracket a fault on the same clock as the ops.
+	FaultStart Type = "fault-start"
+	FaultStop  Type = "fault-stop"
+	// ClientFailed says a worker's lock client broke (crashed, hung, broke
+	// the protocol) and the worker stopped; Error says how. Its op in flight
+	// is info, and the run's verdict cannot be valid.
+	ClientFailed Type = "client-failed"
+)
+
+// Operation names used by workloads and the checker.
+const (
+	FAcquire = "acquire"
+	FRelease = "release"
+	// FIncr is a whole critical section on the protected resource: read v,
+	// write v+1. Value holds v.
+	FIncr = "incr"
+	// FRead reads the protected resource without changing it (the final read).
+	FRead = "read"
+	// FCrash is recorded by the coordinator, per key, when it kills a client
+	// (kill-holder). It never completes: whatever lock the dead client held
+	// may be freed (its lease runs out) at any time from then on.
+	FCrash = "crash"
+	// FRenew extends a held lease. The checks do not model it: a refused
+	// renewal tells the client to stop, and its release then says the rest.
+	FRenew = "renew"
+)
+
+// NemesisProcess is the process number of fault events and of the
+// coordinator's own operations.
+const NemesisProcess = -1
+
+// Record is one line of history.jsonl.
+type Record struct {
+	Index   int    `json:"index"`
+	Process int    `json:"process"`
+	Seq     int    `json:"seq,omitempty"` // pairs an invoke with its completion
+	Type    Type   `json:"type"`
+	F       string `json:"f"`
+	Key     string `json:"key,omitempty"`
+	// Value: for incr the resource value read (v+1 was written); for read the
+	// value observed.
+	Value *int64 `json:"value,omitempty"`
+	// Token is the fencing token of an acquisition (0 when unfenced).
+	Token int64 `json:"token,omitempty"`
+	// Time is CLOCK_MONOTONIC in nanoseconds, shared by all processes.
+	Time int64 `json:"time"`
+	// Cmds counts store commands the lock client sent for this operation.
+	Cmds  int    `json:"cmds,omitempty"`
+	Error string `json:"error,omitempty"`
+	// Fault and Target describe fault events.
+	Fault  string `json:"fault,omitempty"`
+	Target string `json:"target,omitempty"`
+}
+
+// Int64 returns a pointer to v, for Record.Value.
+func Int64(v int64) *int64 { return &v }
+
+// Writer appends records to a JSON Lines file, assigning indexes and
+// flushing every record, so that a killed run leaves a readable prefix.
+type Writer struct {
+	mu   sync.Mutex
+	f    *os.File
+	next int
+	err  error
+}
+
+// Create opens path for writing a new history.
+func Create(path string) (*Writer, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("create history: %w", err)
+	}
+	return &Writer{f: f}, nil
+}
+
+// Append assigns the next index to r, writes it and returns it. Records
+// arrive from many processes; the index is arrival order, Time is the truth.
+func (w *Writer) Append(r Record) Record {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	r.Index = w.next
+	w.next++
+	line, err := json.Marshal(r)
+	if err == nil {
+		// One write per record: the kernel holds it even if we die next.
+		_, err = w.f.Write(append(line, '\n'))
+	}
+	if err != nil && w.err == nil {
+		w.err = fmt.Errorf("write history: %w", err)
+	}
+	return r
+}
+
+// Close closes the file and reports the first write error, if any.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.f.Close(); err != nil && w.err == nil {
+		w.err = fmt.Errorf("close history: %w", err)
+	}
+	return w.err
+}
+
+// ErrTruncated reports that the last line of a history was cut off, as
+// happens when the coordinator is killed while writing it. The records
+// before it are returned with it.
+var ErrTruncated = errors.New("history truncated: last line incomplete")
+
+// ReadFile reads a history. A malformed last line (a killed run) yields the
+// complete prefix and ErrTruncated; a malformed line elsewhere is an error.
+func ReadFile(path string) ([]Record, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read history: %w", err)
+	}
+	defer f.Close()
+	return Read(f)
+}
+
+// Read parses JSON Lines records from r; see ReadFile.
+func Read(r io.Reader) ([]Record, error) {
+	var recs []Record
+	br := bufio.NewReader(r)
+	for lineNo := 1; ; lineNo++ {
+		line, err := br.ReadBytes('\n')
+		complete := err == nil
+		if err != nil && err != io.EOF {
+			return recs, fmt.Errorf("read history line %d: %w", lineNo, err)
+		}
+		if trimmed := bytes.TrimSpace(line); len(trimmed) > 0 {
+			var rec Record
+			if jerr := json.Unmarshal(trimmed, &rec); jerr != nil {
+				if !complete {
+					return recs, ErrTruncated
+				}
+				return recs, fmt.Errorf("history line %d: %w", lineNo, jerr)
+			}
+			if !complete {
+				// A final line without its newline may be a cut that happens
+				// to parse (a number cut short); the writer always ends lines.
+				return recs, ErrTruncated
+			}
+			recs = append(recs, rec)
+		}
+		if !complete {
+			return recs, nil
+		}
+	}
+}

@@ -1,0 +1,63 @@
+package impls
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+)
+
+// tryResult is the outcome of one attempt to take a lock.
+type tryResult int
+
+const (
+	tryGranted tryResult = iota
+	tryRefused           // someone else holds it: definite
+	tryUnknown           // the request may or may not have taken effect
+	tryAbort             // definitely not granted, and the design gives up at once
+)
+
+// acquireLoop is the pull-mode acquire of seed 000: try, and if refused
+// sleep a random time in [RetryMin, RetryMin+RetryJitter) and try again,
+// until the deadline D = now + AcquireTimeout. The random sleep keeps
+// waiters from retrying in lockstep.
+//
+// If any try had an unknown outcome and no later try was granted, the
+// acquire as a whole is unknown: that try may have set the key.
+func acquireLoop(ctx context.Context, cfg Config, rng *rand.Rand, try func(ctx context.Context) (Grant, tryResult, error)) (Grant, error) {
+	ctx, cancel := context.WithTimeout(ctx, cfg.AcquireTimeout)
+	defer cancel()
+	var unknown error
+	for {
+		g, res, err := try(ctx)
+		switch res {
+		case tryGranted:
+			return g, nil
+		case tryUnknown:
+			unknown = err
+		case tryAbort:
+			if unknown != nil {
+				return Grant{}, fmt.Errorf("acquire: %w, after a try of unknown outcome: %w", err, unknown)
+			}
+			return Grant{}, Definite(fmt.Errorf("acquire: %w", err))
+		}
+		sleep := cfg.RetryMin
+		if cfg.RetryJitter > 0 {
+			sleep += time.Duration(rng.Int64N(int64(cfg.RetryJitter)))
+		}
+		t := time.NewTimer(sleep)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			if unknown != nil {
+				return Grant{}, fmt.Errorf("acquire: deadline passed after a try of unknown outcome: %w", unknown)
+			}
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return Grant{}, ErrNotAcquired
+			}
+			return Grant{}, Definite(fmt.Errorf("acquire: %w", ctx.Err()))
+		case <-t.C:
+		}
+	}
+}

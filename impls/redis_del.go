@@ -1,0 +1,26 @@
+package impls
+
+import (
+	"context"
+
+	"github.com/redis/go-redis/v9"
+)
+
+func init() {
+	Register(Design{
+		Name: "redis-del",
+		Description: "redis-single but released with a plain DEL, no owner check (seeds 002, 003): the control " +
+			"that must fail, a late holder deletes the next holder's lock",
+		Binaries: map[string]string{"redis-server": "redis-server"},
+		Roles:    lockRoles(1),
+		Deploy:   deployRedis(1),
+		New: func(cfg Config) (Lock, error) {
+			return newRedisSingle(cfg, nodeClient(cfg), singleOpts{release: plainDel}), nil
+		},
+	})
+}
+
+// plainDel deletes the key whoever holds it: 1 if a key was deleted.
+func plainDel(ctx context.Context, rdb *redis.Client, key, _ string) (int64, error) {
+	return rdb.Del(ctx, key).Result()
+}

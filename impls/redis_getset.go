@@ -1,0 +1,100 @@
+package impls
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+)
+
+func init() {
+	Register(Design{
+		Name: "redis-getset",
+		Description: "seed 003: SETNX key <client time + TTL>; if the stored time is past, GETSET takes over; " +
+			"release with DEL if the client's clock says the lease still runs (expiry judged by client clocks)",
+		Binaries: map[string]string{"redis-server": "redis-server"},
+		Roles:    lockRoles(1),
+		Deploy:   deployRedis(1),
+		New: func(cfg Config) (Lock, error) {
+			cc := &commandCount{}
+			rdb := nodeClient(cfg)
+			rdb.AddHook(cc)
+			return &redisGetset{cfg: cfg, rdb: rdb, commandCount: cc,
+				rng: rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(cfg.Client)))}, nil
+		},
+	})
+}
+
+// redisGetset keeps no expiry in Redis at all: the key's value is the
+// time, on the holder's clock, at which the lease ends, and every client
+// judges expiry by its own clock. A client whose clock runs ahead takes
+// over a lease that is still running.
+type redisGetset struct {
+	cfg Config
+	rdb *redis.Client
+	rng *rand.Rand
+	*commandCount
+}
+
+func (l *redisGetset) Acquire(ctx context.Context, key string) (Grant, error) {
+	return acquireLoop(ctx, l.cfg, l.rng, func(ctx context.Context) (Grant, tryResult, error) {
+		now := l.cfg.Clock.Now()
+		exp := strconv.FormatInt(now.Add(l.cfg.TTL).UnixMilli(), 10)
+		grant := Grant{Owner: exp, Validity: l.cfg.TTL}
+		// 1. SETNX key exp.
+		ok, err := l.rdb.SetNX(ctx, key, exp, 0).Result()
+		if err != nil {
+			return Grant{}, tryUnknown, err
+		}
+		if ok {
+			return grant, tryGranted, nil
+		}
+		// 2. Held: has the holder's time passed, on our clock?
+		old, err := l.rdb.Get(ctx, key).Result()
+		if err != nil {
+			return Grant{}, tryRefused, nil // released meanwhile, or unreadable: nothing written
+		}
+		oldExp, err := strconv.ParseInt(old, 10, 64)
+		if err != nil {
+			return Grant{}, tryRefused, fmt.Errorf("lock value %q is not a time", old)
+		}
+		if oldExp >= now.UnixMilli() {
+			return Grant{}, tryRefused, nil
+		}
+		// 3. Expired: take over with GETSET; we won if nobody else did first
+		// (or the key had gone meanwhile, so we just created it).
+		cur, err := l.rdb.GetSet(ctx, key, exp).Result()
+		switch {
+		case errors.Is(err, redis.Nil) || (err == nil && cur == old):
+			return grant, tryGranted, nil
+		case err != nil:
+			return Grant{}, tryUnknown, err
+		}
+		return Grant{}, tryRefused, nil
+	})
+}
+
+// Release is seed 003's step 5: DEL if the lease has not run out by our
+// clock; otherwise leave the key alone, it is someone else's to take.
+func (l *redisGetset) Release(ctx context.Context, key string, g Grant) error {
+	exp, err := strconv.ParseInt(g.Owner, 10, 64)
+	if err != nil {
+		return fmt.Errorf("release: bad grant %q: %w", g.Owner, err)
+	}
+	if l.cfg.Clock.Now().UnixMilli() >= exp {
+		return ErrNotHeld
+	}
+	n, err := l.rdb.Del(ctx, key).Result()
+	if err != nil {
+		return fmt.Errorf("release: %w", err)
+	}
+	if n == 0 {
+		return ErrNotHeld
+	}
+	return nil
+}
+
+func (l *redisGetset) Close() error { return l.rdb.Close() }

@@ -1,0 +1,151 @@
+package reports
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/locktest/locktest/history"
+)
+
+var outcomes = []history.Type{history.OK, history.Fail, history.Info}
+
+// latencyPlot draws how long each acquire and release took, by when it
+// was called: the shape says which, the color how it ended. Info ops are
+// drawn at the time they gave up; ops that never completed are left out
+// (the caption counts them). The y axis is logarithmic because a healthy
+// acquire takes a fraction of a millisecond and a stalled one seconds.
+func latencyPlot(ops []history.Op, faults []history.Fault, start, end int64) *figure {
+	f := newFigure("Acquire and release latency", "latency (ms, log scale)", 1100, 380, start)
+	f.p.X.Max = f.secs(end)
+	f.faults(faults)
+	shapes := map[string]draw.GlyphDrawer{history.FAcquire: draw.CircleGlyph{}, history.FRelease: draw.TriangleGlyph{}}
+	const floor = 0.01 // ms: a log axis has no zero
+	var never int
+	ymin, ymax := posInf, negInf
+	for _, fn := range []string{history.FAcquire, history.FRelease} {
+		for _, o := range outcomes {
+			var xys plotter.XYs
+			for _, op := range ops {
+				if op.F != fn || op.Outcome != o || op.Process < 0 {
+					continue
+				}
+				if op.Completed == history.Never {
+					never++
+					continue
+				}
+				// log10 on a linear axis: gonum's LogScale misplaces the
+				// axis label and leaves a gap under the title.
+				y := math.Log10(max(floor, float64(op.Completed-op.Call)/1e6))
+				xys = append(xys, plotter.XY{X: f.secs(op.Call), Y: y})
+				ymin, ymax = min(ymin, y), max(ymax, y)
+			}
+			if len(xys) == 0 {
+				continue
+			}
+			s, _ := plotter.NewScatter(xys)
+			s.GlyphStyle = draw.GlyphStyle{Color: outcomeColors[o], Radius: px(2.5), Shape: shapes[fn]}
+			f.p.Add(s)
+			f.addLegend(fmt.Sprintf("%s %s (%d)", fn, o, len(xys)), s)
+		}
+	}
+	if ymin > ymax { // nothing to draw
+		ymin, ymax = -1, 3
+	}
+	// Whole decades, with room above the highest point for fault names.
+	f.p.Y.Min, f.p.Y.Max = math.Floor(ymin), math.Ceil(ymax+0.3)
+	f.p.Y.Tick.Marker = decades{}
+	if never > 0 {
+		f.p.Title.Text += fmt.Sprintf(" (%d ops never completed, not drawn)", never)
+	}
+	return f
+}
+
+// ratePlot draws operations completed per second, one line per outcome.
+// Bins are one second long for runs up to two minutes, longer beyond so
+// that a line keeps about a hundred points.
+func ratePlot(ops []history.Op, faults []history.Fault, start, end int64) *figure {
+	span := float64(end-start) / 1e9
+	bin := max(1, math.Ceil(span/120))
+	f := newFigure(fmt.Sprintf("Operations per second by outcome (bins of %g s)", bin), "ops/s", 1100, 300, start)
+	f.p.X.Max = span
+	f.p.Y.Min = 0
+	f.p.Y.Tick.Marker = plainTicks{}
+	f.faults(faults)
+	// The last bin runs to the end and is 0.5 to 1.5 bins long, so that a
+	// sliver of a bin does not make a spike.
+	nbins := max(1, int(math.Round(span/bin)))
+	var top float64
+	for _, o := range outcomes {
+		counts := make([]float64, nbins)
+		var total int
+		for _, op := range ops {
+			if op.Process < 0 || op.Outcome != o || op.Completed == history.Never {
+				continue
+			}
+			i := min(nbins-1, int(f.secs(op.Completed)/bin))
+			if i >= 0 {
+				counts[i]++
+				total++
+			}
+		}
+		if total == 0 && o != history.OK {
+			continue
+		}
+		// A step per bin: the rate held over the whole bin.
+		xys := make(plotter.XYs, nbins+1)
+		for i, c := range counts {
+			from, to := float64(i)*bin, float64(i+1)*bin
+			if i == nbins-1 {
+				to = span
+			}
+			xys[i] = plotter.XY{X: from, Y: c / max(to-from, 0.001)}
+		}
+		xys[nbins] = plotter.XY{X: span, Y: xys[nbins-1].Y}
+		for _, xy := range xys {
+			top = max(top, xy.Y)
+		}
+		l, _ := plotter.NewLine(xys)
+		l.StepStyle = plotter.PostStep
+		l.Color = outcomeColors[o]
+		l.Width = vg.Points(1.5)
+		f.p.Add(l)
+		f.addLegend(fmt.Sprintf("%s (%d ops)", o, total), l)
+	}
+	f.p.Y.Max = max(1, top*1.2) // room for the fault names
+	return f
+}
+
+// decades ticks a log10 axis: labels at powers of ten, minor ticks between.
+type decades struct{}
+
+func (decades) Ticks(lo, hi float64) []plot.Tick {
+	var ticks []plot.Tick
+	for d := math.Floor(lo); d <= hi; d++ {
+		ticks = append(ticks, plot.Tick{Value: d, Label: strconv.FormatFloat(math.Pow(10, d), 'f', -1, 64)})
+		for i := 2.0; i < 10; i++ {
+			if v := d + math.Log10(i); v <= hi {
+				ticks = append(ticks, plot.Tick{Value: v})
+			}
+		}
+	}
+	return ticks
+}
+
+// plainTicks are gonum's default ticks labelled without trailing zeros.
+type plainTicks struct{}
+
+func (plainTicks) Ticks(lo, hi float64) []plot.Tick {
+	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i, t := range ticks {
+		if t.Label != "" {
+			ticks[i].Label = strconv.FormatFloat(t.Value, 'f', -1, 64)
+		}
+	}
+	return ticks
+}

@@ -1,0 +1,158 @@
+package reports
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/locktest/locktest/checker"
+	"github.com/locktest/locktest/history"
+)
+
+// Results is everything known about one run; it is written as
+// results.json and is what compare and analyze read back.
+type Results struct {
+	Scenario string   `json:"scenario"`
+	Impl     string   `json:"impl"`
+	Workload string   `json:"workload"`
+	Faults   []string `json:"faults"`
+	Seed     int64    `json:"seed"`
+	Clients  int      `json:"clients"`
+	// Command reproduces the run.
+	Command string          `json:"command"`
+	Config  any             `json:"config"`
+	Dir     string          `json:"dir"`
+	Verdict checker.Verdict `json:"verdict"`
+	// DecidedBy names the check that gave the verdict.
+	DecidedBy string          `json:"decided_by"`
+	Checks    checker.Report  `json:"checks"`
+	Metrics   checker.Metrics `json:"metrics"`
+	Records   int             `json:"records"`
+	// Truncated: the history's last line was cut (a killed run).
+	Truncated bool `json:"truncated,omitempty"`
+	// Interrupted: the run was stopped before its end.
+	Interrupted bool     `json:"interrupted,omitempty"`
+	Notes       []string `json:"notes,omitempty"`
+}
+
+// Files a run directory holds.
+const (
+	HistoryFile  = "history.jsonl"
+	ResultsFile  = "results.json"
+	MutexViz     = "mutex.html"
+	ResourceViz  = "resource.html"
+	SummaryFile  = "summary.txt"
+	ReportFile   = "report.html"
+	TimelinePNG  = "timeline.png"
+	TimelineSVG  = "timeline.svg"
+	LatencyPNG   = "latency.png"
+	RatePNG      = "rate.png"
+	NodeLogsDir  = "nodes"
+	WorkerLogDir = "workers"
+)
+
+// Write writes everything people read about a run into r.Dir:
+// results.json, summary.txt, porcupine's visualizations, the plots and
+// report.html. recs is the history the results were checked from; the
+// plots are drawn from it. Both run and analyze call it, so a re-checked
+// history gets the same report as a live run.
+func Write(r Results, recs []history.Record) error {
+	var errs []error
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err == nil {
+		err = os.WriteFile(filepath.Join(r.Dir, ResultsFile), append(data, '\n'), 0o644)
+	}
+	errs = append(errs, err)
+	errs = append(errs, writeFile(filepath.Join(r.Dir, SummaryFile), func(w io.Writer) error {
+		Summary(w, r)
+		return nil
+	}))
+	errs = append(errs,
+		r.Checks.Mutex.WriteVisualization(filepath.Join(r.Dir, MutexViz), r.Checks.Faults),
+		r.Checks.Resource.WriteVisualization(filepath.Join(r.Dir, ResourceViz), r.Checks.Faults))
+	plots, err := writePlots(r, recs)
+	errs = append(errs, err)
+	errs = append(errs, writeFile(filepath.Join(r.Dir, ReportFile), func(w io.Writer) error {
+		return writeHTML(w, r, plots)
+	}))
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	return nil
+}
+
+// writePlots renders the three plots and writes them beside the report.
+func writePlots(r Results, recs []history.Record) ([]plotFile, error) {
+	tl := NewTimeline(recs, r.Checks)
+	ops := history.Ops(recs)
+	overlapNote := "No red: no two clients ever believed they held the same lock at once."
+	if n := len(tl.Episodes); n > 0 {
+		overlapNote = fmt.Sprintf("Red: another client believed it held the same lock at the same time (%d episode(s)).", n)
+	}
+	specs := []struct {
+		plotFile
+		fig *figure
+	}{
+		{plotFile{ID: "timeline", Title: "Who believed they held the lock", PNG: TimelinePNG, SVG: TimelineSVG,
+			Caption: "One row per client; a bar from each successful acquire to the release call. " + overlapNote +
+				" Shaded: faults, named at the top."},
+			tl.Plot("Who believed they held the lock — " + r.Scenario)},
+		{plotFile{ID: "latency", Title: "Latency", PNG: LatencyPNG,
+			Caption: "Each acquire (circle) and release (triangle) at the time it was called; blue ok, purple fail (definitely not done), orange info (unknown outcome)."},
+			latencyPlot(ops, tl.Faults, tl.Start, tl.End)},
+		{plotFile{ID: "rate", Title: "Rate", PNG: RatePNG,
+			Caption: "Client operations (acquire, release, critical section) completed per second, by outcome."},
+			ratePlot(ops, tl.Faults, tl.Start, tl.End)},
+	}
+	var out []plotFile
+	var errs []error
+	for _, s := range specs {
+		pf := s.plotFile
+		pf.Width = int(s.fig.width)
+		png, err := s.fig.render("png")
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		pf.png = png
+		errs = append(errs, os.WriteFile(filepath.Join(r.Dir, pf.PNG), png, 0o644))
+		if pf.SVG != "" {
+			svg, err := s.fig.render("svg")
+			if err == nil {
+				err = os.WriteFile(filepath.Join(r.Dir, pf.SVG), svg, 0o644)
+			}
+			errs = append(errs, err)
+		}
+		out = append(out, pf)
+	}
+	return out, errors.Join(errs...)
+}
+
+// writeFile creates path and fills it with fill.
+func writeFile(path string, fill func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := fill(f); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+// ReadResults reads a run directory's results.json.
+func ReadResults(dir string) (Results, error) {
+	var r Results
+	data, err := os.ReadFile(filepath.Join(dir, ResultsFile))
+	if err != nil {
+		return r, fmt.Errorf("read results: %w", err)
+	}
+	if err := json.Unmarshal(data, &r); err != nil {
+		return r, fmt.Errorf("read %s: %w", filepath.Join(dir, ResultsFile), err)
+	}
+	return r, nil
+}

@@ -1,0 +1,111 @@
+package reports
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/locktest/locktest/checker"
+	"github.com/locktest/locktest/history"
+)
+
+// Summary prints the one-screen account of a run: verdicts, counts, lost
+// updates, and the violating ops with the fault active at the time.
+func Summary(w io.Writer, r Results) {
+	m, c := r.Metrics, r.Checks
+	ms := func(t int64) string { return fmt.Sprintf("%.3fs", float64(t-c.Start)/1e9) }
+	fmt.Fprintf(w, "scenario  %s  (seed %d, %d clients)\n", r.Scenario, r.Seed, r.Clients)
+	fmt.Fprintf(w, "ops       acquire ok %d / fail %d / info %d   release ok %d / fail %d / info %d\n",
+		m.Acquires.OK, m.Acquires.Fail, m.Acquires.Info, m.Releases.OK, m.Releases.Fail, m.Releases.Info)
+	if r.DecidedBy == checker.ResourceCheck || c.Resource.Ops > 0 {
+		final := "unknown"
+		if c.Stats.Final != nil {
+			final = fmt.Sprint(*c.Stats.Final)
+		}
+		fmt.Fprintf(w, "resource  %d increments acknowledged, final value %s, %d lost, %d stale writes rejected, %d unknown\n",
+			c.Stats.Acknowledged, final, c.Stats.Lost, c.Stats.Rejected, c.Stats.Indeterminate)
+	}
+	fmt.Fprintf(w, "latency   acquire p50 %.1f ms, p99 %.1f ms; %.1f acquisitions/s; %.1f store commands per acquisition\n",
+		m.AcquireP50Ms, m.AcquireP99Ms, m.Throughput, m.CommandsPerAcquisition)
+	if len(c.Faults) > 0 {
+		var fs []string
+		for _, f := range c.Faults {
+			fs = append(fs, fmt.Sprintf("%s on %s at %s for %.0f ms", f.Name, f.Target, ms(f.Start), float64(f.Stop-f.Start)/1e6))
+		}
+		fmt.Fprintf(w, "faults    %d: %s\n", len(fs), strings.Join(limit(fs, 4), "; "))
+	}
+	if len(m.Recoveries) > 0 {
+		var rs []string
+		for _, rec := range m.Recoveries {
+			// Bounded by what was seen: a fault just before the end says
+			// little, one long before it says the lock did not come back.
+			end := c.Start + int64(m.SpanSeconds*1e9)
+			took := fmt.Sprintf("never in the %.1f s the run went on", float64(end-rec.Start)/1e9)
+			if rec.NextAcquireMs != nil {
+				took = fmt.Sprintf("%.0f ms", *rec.NextAcquireMs)
+			}
+			rs = append(rs, fmt.Sprintf("%s on %s %s", rec.Fault, rec.Target, took))
+		}
+		fmt.Fprintf(w, "recovery  next acquire by another client after each fault began: %s\n", strings.Join(limit(rs, 4), "; "))
+	}
+	for _, res := range []checker.Result{c.Mutex, c.Resource} {
+		if res.Ops == 0 {
+			continue
+		}
+		first := ""
+		if res.FirstViolationS != nil {
+			first = fmt.Sprintf(", first violation at %.3fs", *res.FirstViolationS)
+		}
+		fmt.Fprintf(w, "check     %-8s %-8s (%d ops%s)%s\n", res.Check, strings.ToUpper(string(res.Verdict)), res.Ops, first, note(res.Note))
+		for i, v := range res.Violations {
+			if i == 2 {
+				fmt.Fprintf(w, "          … %d more in %s\n", len(res.Violations)-2, ResultsFile)
+				break
+			}
+			fmt.Fprintf(w, "          - %s\n", v.Summary)
+			for j, op := range v.Ops {
+				if j == 3 && len(v.Ops) > 4 {
+					fmt.Fprintf(w, "              … %d more ops\n", len(v.Ops)-3)
+					break
+				}
+				val := ""
+				if op.Value != nil {
+					val = fmt.Sprintf(" value=%d", *op.Value)
+				}
+				if op.Token != 0 {
+					val += fmt.Sprintf(" token=%d", op.Token)
+				}
+				ret := "∞"
+				if op.Return != history.Never {
+					ret = ms(op.Return)
+				}
+				fmt.Fprintf(w, "              op #%d c%d %s %s [%s → %s]%s\n", op.Index, op.Process, op.F, op.Outcome, ms(op.Call), ret, val)
+			}
+			if len(v.Faults) > 0 {
+				fmt.Fprintf(w, "              fault active: %s\n", strings.Join(v.Faults, ", "))
+			}
+		}
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "note      %s\n", n)
+	}
+	fmt.Fprintf(w, "verdict   %s  (the %s check decides for workload %s)\n", strings.ToUpper(string(r.Verdict)),
+		r.DecidedBy, r.Workload)
+	fmt.Fprintf(w, "run dir   %s\n", r.Dir)
+	fmt.Fprintf(w, "report    %s\n", filepath.Join(r.Dir, ReportFile))
+}
+
+func note(n string) string {
+	if n == "" {
+		return ""
+	}
+	return " — " + n
+}
+
+func limit(s []string, n int) []string {
+	if len(s) <= n {
+		return s
+	}
+	return append(s[:n:n], fmt.Sprintf("… %d more", len(s)-n))
+}

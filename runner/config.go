@@ -1,0 +1,293 @@
+package runner
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/locktest/locktest/cluster"
+	"github.com/locktest/locktest/faults"
+	"github.com/locktest/locktest/impls"
+	"github.com/locktest/locktest/workloads"
+)
+
+// Duration is a time.Duration that reads and writes as "1.5s" in JSON.
+type Duration time.Duration
+
+// MarshalJSON writes the duration as a string.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// UnmarshalJSON reads a duration string.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, err := time.ParseDuration(s)
+	*d = Duration(v)
+	return err
+}
+
+// Config is one scenario. The same Config and Seed give the same fault
+// schedule and the same client choices.
+type Config struct {
+	Impl     string   `json:"impl"`
+	Workload string   `json:"workload"`
+	Faults   []string `json:"faults"`
+	Clients  int      `json:"clients"`
+	Keys     int      `json:"keys"`
+	Seed     int64    `json:"seed"`
+	Duration Duration `json:"duration"`
+	TTL      Duration `json:"ttl"`
+	// AcquireTimeout is the deadline of one acquire call.
+	AcquireTimeout Duration `json:"acquire_timeout"`
+	IOTimeout      Duration `json:"io_timeout"`
+	RetryMin       Duration `json:"retry_min"`
+	RetryJitter    Duration `json:"retry_jitter"`
+	HoldMin        Duration `json:"hold_min"`
+	HoldMax        Duration `json:"hold_max"`
+	FaultInterval  Duration `json:"fault_interval"`
+	// FaultDuration is how long each fault lasts; 0 means 2×TTL, long
+	// enough to outlive a lease.
+	FaultDuration Duration `json:"fault_duration"`
+	// FaultTarget aims the faults: one target for all ("majority"), or
+	// per fault ("latency=primary,pause-node=minority"); empty: each
+	// fault's default.
+	FaultTarget string `json:"fault_target,omitempty"`
+	// Latency ± Jitter is what the latency fault adds to a round trip.
+	Latency Duration `json:"latency"`
+	Jitter  Duration `json:"jitter"`
+	// ClockDelta is how far clock faults move a clock; 0 means +2×TTL.
+	ClockDelta Duration `json:"clock_delta"`
+	// ClockRate is how fast client-clock-skew makes a client clock run.
+	ClockRate float64 `json:"clock_rate"`
+	// Persist: servers persist every write before acknowledging it, so a
+	// killed server restarts with its data.
+	Persist      bool     `json:"persist,omitempty"`
+	CheckTimeout Duration `json:"check_timeout"`
+	Store        string   `json:"-"`
+	// Scenario names the run in the store; default impl_workload_faults.
+	Scenario string `json:"scenario"`
+	// ExecCmd is the user's lock program for --impl exec, and ExecServers
+	// the registered design whose servers it talks to (or "none").
+	ExecCmd     string `json:"exec_cmd,omitempty"`
+	ExecServers string `json:"exec_servers,omitempty"`
+	// Backend runs the servers: "local" processes (the default) or
+	// "docker" containers (cluster.RegisterBackend).
+	Backend string `json:"backend,omitempty"`
+}
+
+// Defaults returns the configuration the CLI starts from.
+func Defaults() Config {
+	s := time.Second
+	ms := time.Millisecond
+	return Config{
+		Workload: "counter", Faults: []string{"none"}, Clients: 5, Keys: 1, Seed: 1,
+		Duration: Duration(15 * s), TTL: Duration(s), AcquireTimeout: Duration(5 * s), IOTimeout: Duration(500 * ms),
+		RetryMin: Duration(20 * ms), RetryJitter: Duration(30 * ms), HoldMin: Duration(20 * ms), HoldMax: Duration(60 * ms),
+		FaultInterval: Duration(3 * s), CheckTimeout: Duration(60 * s), Store: "store",
+		Latency: Duration(100 * ms), Jitter: Duration(50 * ms), ClockRate: 1,
+	}
+}
+
+// BadConfigError is a problem with the user's input: exit 254, nothing
+// started.
+type BadConfigError struct{ Err error }
+
+func (e *BadConfigError) Error() string { return e.Err.Error() }
+func (e *BadConfigError) Unwrap() error { return e.Err }
+
+func bad(format string, args ...any) error {
+	return &BadConfigError{fmt.Errorf(format, args...)}
+}
+
+// Resolved is a Config whose names were looked up.
+type Resolved struct {
+	Config
+	Design   impls.Design
+	Workload workloads.Workload
+	Faults   []faults.Fault
+	// Targets holds each fault's target, in Faults order.
+	Targets []faults.Target
+}
+
+// LookupDesign returns the design cfg names: a registered one, or the
+// exec design around the user's program.
+func (cfg Config) LookupDesign() (impls.Design, error) {
+	switch {
+	case cfg.Impl == impls.ExecName:
+		return impls.ExecDesign(cfg.ExecCmd, cfg.ExecServers)
+	case cfg.ExecCmd != "" || cfg.ExecServers != "":
+		return impls.Design{}, fmt.Errorf("--exec-cmd and --exec-servers only apply to --impl exec")
+	}
+	return impls.Lookup(cfg.Impl)
+}
+
+// Resolve validates cfg and looks up its design, workload and faults.
+func Resolve(cfg Config) (Resolved, error) {
+	r := Resolved{Config: cfg}
+	var err error
+	if r.Design, err = cfg.LookupDesign(); err != nil {
+		return r, &BadConfigError{err}
+	}
+	if r.Workload, err = workloads.Lookup(cfg.Workload); err != nil {
+		return r, &BadConfigError{err}
+	}
+	if r.Workload.NeedsRenew && !r.Design.Renews {
+		return r, bad("workload %s renews leases, and impl %s cannot (its Lock is no impls.Renewer)", cfg.Workload, cfg.Impl)
+	}
+	if len(cfg.Faults) == 0 {
+		return r, bad("--fault: give at least one fault, or none")
+	}
+	targets, err := parseFaultTargets(cfg.FaultTarget, cfg.Faults)
+	if err != nil {
+		return r, &BadConfigError{err}
+	}
+	for _, name := range cfg.Faults {
+		f, err := faults.Lookup(name)
+		if err != nil {
+			return r, &BadConfigError{err}
+		}
+		if err := f.Applies(r.Design, cfg.Workload); err != nil {
+			return r, bad("fault %s does not apply to impl %s: %v", name, cfg.Impl, err)
+		}
+		t, err := faultTarget(f, targets[name], r.Design, cfg.Clients)
+		if err != nil {
+			return r, bad("--fault-target: %v", err)
+		}
+		r.Faults = append(r.Faults, f)
+		r.Targets = append(r.Targets, t)
+	}
+	checks := []struct {
+		ok  bool
+		msg string
+	}{
+		{cfg.Clients >= 1 && cfg.Clients <= 256, fmt.Sprintf("--clients %d: must be between 1 and 256", cfg.Clients)},
+		{cfg.Keys >= 1, fmt.Sprintf("--keys %d: must be at least 1", cfg.Keys)},
+		{cfg.Duration > 0, "--duration must be positive"},
+		{cfg.TTL >= Duration(10*time.Millisecond), "--ttl must be at least 10ms"},
+		{cfg.AcquireTimeout > 0, "--acquire-timeout must be positive"},
+		{cfg.IOTimeout > 0, "--io-timeout must be positive"},
+		{cfg.RetryMin >= 0 && cfg.RetryJitter >= 0, "--retry-min and --retry-jitter must not be negative"},
+		{cfg.HoldMin >= 0 && cfg.HoldMax >= cfg.HoldMin, "--hold-min must be ≥ 0 and ≤ --hold-max"},
+		{cfg.FaultInterval > 0, "--fault-interval must be positive"},
+		{cfg.FaultDuration >= 0, "--fault-duration must not be negative"},
+		{cfg.CheckTimeout > 0, "--check-timeout must be positive"},
+		{cfg.Latency >= 0 && cfg.Jitter >= 0 && cfg.Jitter <= cfg.Latency, "--jitter must be between 0 and --latency"},
+		{cfg.ClockRate > 0, "--clock-rate must be positive (1 is true speed)"},
+		{cluster.CheckBackend(cfg.Backend) == nil, fmt.Sprint("--backend: ", cluster.CheckBackend(cfg.Backend))},
+	}
+	var errs []error
+	for _, c := range checks {
+		if !c.ok {
+			errs = append(errs, errors.New(c.msg))
+		}
+	}
+	if len(errs) > 0 {
+		return r, &BadConfigError{errs[0]}
+	}
+	if r.FaultDuration == 0 {
+		r.FaultDuration = 2 * r.TTL
+	}
+	if r.ClockDelta == 0 {
+		r.ClockDelta = 2 * r.TTL
+	}
+	if r.Scenario == "" {
+		r.Scenario = fmt.Sprintf("%s_%s_%s", cfg.Impl, cfg.Workload, strings.Join(cfg.Faults, "+"))
+	}
+	return r, nil
+}
+
+// Command returns the locktest command line that reproduces cfg.
+func (cfg Config) Command() string {
+	d := Defaults()
+	args := []string{"locktest", "run", "--impl", cfg.Impl, "--workload", cfg.Workload,
+		"--fault", strings.Join(cfg.Faults, ","), "--clients", fmt.Sprint(cfg.Clients),
+		"--duration", time.Duration(cfg.Duration).String(), "--seed", fmt.Sprint(cfg.Seed)}
+	opt := func(flag string, v, def Duration) {
+		if v != def {
+			args = append(args, flag, time.Duration(v).String())
+		}
+	}
+	if cfg.Impl == impls.ExecName {
+		args = append(args, "--exec-cmd", shellQuote(cfg.ExecCmd), "--exec-servers", cfg.ExecServers)
+	}
+	if cfg.Keys != d.Keys {
+		args = append(args, "--keys", fmt.Sprint(cfg.Keys))
+	}
+	opt("--ttl", cfg.TTL, d.TTL)
+	opt("--acquire-timeout", cfg.AcquireTimeout, d.AcquireTimeout)
+	opt("--io-timeout", cfg.IOTimeout, d.IOTimeout)
+	opt("--retry-min", cfg.RetryMin, d.RetryMin)
+	opt("--retry-jitter", cfg.RetryJitter, d.RetryJitter)
+	opt("--hold-min", cfg.HoldMin, d.HoldMin)
+	opt("--hold-max", cfg.HoldMax, d.HoldMax)
+	opt("--fault-interval", cfg.FaultInterval, d.FaultInterval)
+	opt("--fault-duration", cfg.FaultDuration, d.FaultDuration)
+	if cfg.FaultTarget != "" {
+		args = append(args, "--fault-target", cfg.FaultTarget)
+	}
+	opt("--latency", cfg.Latency, d.Latency)
+	opt("--jitter", cfg.Jitter, d.Jitter)
+	opt("--clock-delta", cfg.ClockDelta, d.ClockDelta)
+	if cfg.ClockRate != d.ClockRate {
+		args = append(args, "--clock-rate", fmt.Sprint(cfg.ClockRate))
+	}
+	if cfg.Persist {
+		args = append(args, "--persist")
+	}
+	if cfg.Backend != "" && cfg.Backend != cluster.LocalBackend {
+		args = append(args, "--backend", cfg.Backend)
+	}
+	return strings.Join(args, " ")
+}
+
+// parseFaultTargets reads --fault-target: one target for every fault, or
+// comma-separated fault=target pairs.
+func parseFaultTargets(spec string, names []string) (map[string]string, error) {
+	out := map[string]string{}
+	if spec == "" {
+		return out, nil
+	}
+	if !strings.Contains(spec, "=") {
+		for _, n := range names {
+			out[n] = spec
+		}
+		return out, nil
+	}
+	for _, pair := range strings.Split(spec, ",") {
+		name, target, ok := strings.Cut(strings.TrimSpace(pair), "=")
+		if !ok || target == "" {
+			return nil, fmt.Errorf("--fault-target %q: give one target, or fault=target pairs separated by commas", spec)
+		}
+		if !slices.Contains(names, name) {
+			return nil, fmt.Errorf("--fault-target: %s is not one of the faults given (--fault %s)", name, strings.Join(names, ","))
+		}
+		out[name] = target
+	}
+	return out, nil
+}
+
+// faultTarget parses and checks the target of f: spec, or f's default.
+func faultTarget(f faults.Fault, spec string, d impls.Design, clients int) (faults.Target, error) {
+	if spec == "" {
+		tf, ok := f.(faults.Targeted)
+		if !ok {
+			return faults.Target{}, nil
+		}
+		_, spec = tf.Targets()
+	}
+	t, err := faults.ParseTarget(spec)
+	if err != nil {
+		return t, err
+	}
+	return t, faults.CheckTarget(f, t, d, clients)
+}
+
+// shellQuote quotes s as one shell word.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

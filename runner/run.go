@@ -1,0 +1,538 @@
+package runner
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/locktest/locktest/checker"
+	"github.com/locktest/locktest/clock"
+	"github.com/locktest/locktest/cluster"
+	"github.com/locktest/locktest/faults"
+	"github.com/locktest/locktest/history"
+	"github.com/locktest/locktest/impls"
+	"github.com/locktest/locktest/reports"
+	"github.com/locktest/locktest/workloads"
+)
+
+// ErrInterrupted is returned when the run was cancelled (Ctrl-C). Every
+// process was stopped and the history written so far can be analyzed.
+var ErrInterrupted = errors.New("run interrupted")
+
+// worker is the coordinator's handle on one client process. A crashed
+// client gets a new worker (new process, same id).
+type worker struct {
+	id    int
+	wc    WorkerConfig
+	proc  *cluster.Process
+	stdin *os.File       // nil once stopped or crashed
+	read  sync.WaitGroup // the stdout reader
+	// seqBase shifts this process's op numbers past those of the client's
+	// earlier processes, so invokes and completions pair up across
+	// restarts; maxSeq is the highest (shifted) number seen.
+	seqBase int
+	maxSeq  int
+	crashed bool
+	clock   clockState
+	// failed: the worker reported its lock client broken (and said why).
+	failed bool
+}
+
+// clockState is the skew a worker's lock clock was last given.
+type clockState struct {
+	offset time.Duration
+	rate   float64
+}
+
+var trueClock = clockState{0, 1}
+
+// run holds the state of one run while it is in progress.
+type run struct {
+	cfg     Resolved
+	dir     string
+	exe     string
+	keys    []string
+	hist    *history.Writer
+	cluster *cluster.Cluster
+	holders holderFeed
+	pauses  pauseFeed
+	log     *slog.Logger
+
+	mu      sync.Mutex // guards workers and their fields
+	workers []*worker
+}
+
+// Run runs one resolved scenario and returns its checked results. ctx
+// cancellation (Ctrl-C) stops every process and returns ErrInterrupted.
+func Run(ctx context.Context, cfg Resolved) (reports.Results, error) {
+	if err := CheckBinaries(cfg); err != nil {
+		return reports.Results{}, err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return reports.Results{}, fmt.Errorf("find own executable: %w", err)
+	}
+	dir, err := newRunDir(cfg.Store, cfg.Scenario)
+	if err != nil {
+		return reports.Results{}, err
+	}
+	if err := writeConfig(dir, cfg.Config); err != nil {
+		return reports.Results{Dir: dir}, err
+	}
+	hist, err := history.Create(filepath.Join(dir, reports.HistoryFile))
+	if err != nil {
+		return reports.Results{Dir: dir}, err
+	}
+	c, err := cluster.NewOn(filepath.Join(dir, reports.NodeLogsDir), cfg.Backend)
+	if err != nil {
+		hist.Close()
+		return reports.Results{Dir: dir}, err
+	}
+	r := &run{cfg: cfg, dir: dir, exe: exe, hist: hist, cluster: c, log: slog.With("scenario", cfg.Scenario)}
+	interrupted, runErr := r.execute(ctx)
+	// Teardown runs on every path: workers first (they hold no server
+	// state), then servers.
+	r.stopWorkers(interrupted)
+	if err := r.cluster.Stop(); err != nil {
+		r.log.Warn("stopping servers", "err", err)
+	}
+	if err := hist.Close(); err != nil && runErr == nil {
+		runErr = err
+	}
+	var badCfg *BadConfigError
+	if errors.As(runErr, &badCfg) {
+		// Found wrong once the servers ran (a link that does not exist):
+		// nothing of the run is worth keeping.
+		discardRunDir(cfg.Store, cfg.Scenario, dir)
+		return reports.Results{}, runErr
+	}
+	if runErr != nil {
+		return reports.Results{Dir: dir}, runErr
+	}
+	if interrupted {
+		return reports.Results{Dir: dir}, ErrInterrupted
+	}
+	return Analyze(dir, cfg)
+}
+
+// CheckBinaries refuses a scenario whose server binaries are not
+// installed, saying which package provides them; a suite checks all its
+// scenarios before it starts any.
+func CheckBinaries(cfg Resolved) error {
+	bins := map[string]string{}
+	for b, p := range cfg.Design.Binaries {
+		bins[b] = p
+	}
+	if cfg.Workload.NeedsResource && !cfg.Design.GuardsWrites {
+		bins["redis-server"] = "redis-server"
+	}
+	if needsClockShim(cfg) {
+		bins["cc"] = "gcc"
+	}
+	for b, p := range bins {
+		if _, err := cluster.LookBinary(b, p); err != nil {
+			if p == "" { // no package provides the user's own program
+				err = fmt.Errorf("--exec-cmd: %w", err)
+			}
+			return &BadConfigError{err}
+		}
+	}
+	if cfg.Backend == cluster.DockerBackend {
+		return checkImages(cfg, bins)
+	}
+	return nil
+}
+
+// checkImages refuses a docker run whose images are not built, or whose
+// engine does not answer: one line, before anything starts.
+func checkImages(cfg Resolved, bins map[string]string) error {
+	var servers []string
+	for b := range bins {
+		if b != "cc" && bins[b] != "" { // the compiler and the user's program run on the host
+			servers = append(servers, b)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := cluster.CheckImages(ctx, servers); err != nil {
+		return &BadConfigError{err}
+	}
+	return nil
+}
+
+func needsClockShim(cfg Resolved) bool {
+	for _, f := range cfg.Faults {
+		if _, ok := f.(faults.ServerClocks); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// execute starts everything, lets the workload and faults run for the
+// configured duration, heals, and stops the workers gracefully. It reports
+// whether ctx was cancelled.
+func (r *run) execute(ctx context.Context) (bool, error) {
+	cfg := r.cfg
+	lockCfg := impls.Config{
+		TTL: time.Duration(cfg.TTL), AcquireTimeout: time.Duration(cfg.AcquireTimeout),
+		IOTimeout: time.Duration(cfg.IOTimeout), RetryMin: time.Duration(cfg.RetryMin),
+		RetryJitter: time.Duration(cfg.RetryJitter), Seed: cfg.Seed, Persist: cfg.Persist, ExecCmd: cfg.ExecCmd,
+	}
+	if cfg.ExecCmd != "" {
+		// The user's program runs where the user ran locktest, so paths in
+		// its command line mean what they meant there.
+		wd, err := os.Getwd()
+		if err != nil {
+			return false, fmt.Errorf("working directory: %w", err)
+		}
+		lockCfg.ExecDir = wd
+	}
+	if needsClockShim(cfg) {
+		shim, err := cluster.BuildClockShim(cluster.ShimCacheDir())
+		if err != nil {
+			return false, err
+		}
+		r.cluster.UseClockShim(shim)
+	}
+	dep, err := cfg.Design.Deploy(ctx, r.cluster, lockCfg)
+	if err != nil {
+		return ctx.Err() != nil, fmt.Errorf("start %s servers: %w", cfg.Design.Name, err)
+	}
+	servers := r.cluster.Nodes() // the design's, before the resource joins
+	var resource *cluster.Node
+	if cfg.Workload.NeedsResource && !cfg.Design.GuardsWrites {
+		resource, err = r.cluster.StartRedis(ctx, cluster.RoleResource, cluster.RedisOptions{Role: cluster.RoleResource})
+		if err != nil {
+			return ctx.Err() != nil, fmt.Errorf("start resource: %w", err)
+		}
+	}
+	r.keys = make([]string, cfg.Keys)
+	for i := range r.keys {
+		r.keys[i] = fmt.Sprintf("lock-%d", i)
+	}
+	// Every client reaches every server and the resource through its own
+	// link, so a fault can slow or cut exactly one path.
+	var wcs []WorkerConfig
+	for i := range cfg.Clients {
+		wc := WorkerConfig{Client: i, Impl: cfg.Impl, Workload: cfg.Workload.Name, Lock: lockCfg, Keys: r.keys,
+			HoldMin: cfg.HoldMin, HoldMax: cfg.HoldMax, Seed: cfg.Seed}
+		wc.Lock.Client = i
+		wc.Lock.Nodes = nil
+		for _, n := range dep.Nodes {
+			l, err := r.cluster.Link(cluster.LinkName(fmt.Sprintf("c%d", i), n.Name), n.Addr())
+			if err != nil {
+				return false, err
+			}
+			wc.Lock.Nodes = append(wc.Lock.Nodes, l.Addr())
+		}
+		if resource != nil {
+			l, err := r.cluster.Link(cluster.LinkName(fmt.Sprintf("c%d", i), resource.Name), resource.Addr())
+			if err != nil {
+				return false, err
+			}
+			wc.Resource = l.Addr()
+		}
+		wcs = append(wcs, wc)
+	}
+	env := r.faultEnv(servers)
+	for i, f := range cfg.Faults {
+		if err := cfg.Targets[i].CheckEnv(env); err != nil {
+			return false, bad("--fault-target of %s: %v", f.Name(), err)
+		}
+	}
+	for _, wc := range wcs {
+		w, err := r.startWorker(wc, 0)
+		if w != nil {
+			r.mu.Lock()
+			r.workers = append(r.workers, w)
+			r.mu.Unlock()
+		}
+		if err != nil {
+			return ctx.Err() != nil, err
+		}
+	}
+	r.log.Info("run started", "dir", r.dir, "clients", cfg.Clients, "duration", time.Duration(cfg.Duration))
+
+	// The nemesis: each fault on its own schedule until the duration ends.
+	nctx, cancel := context.WithTimeout(ctx, time.Duration(cfg.Duration))
+	defer cancel()
+	var wg sync.WaitGroup
+	faultErrs := make([]error, len(cfg.Faults))
+	for i, f := range cfg.Faults {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e := *env
+			e.Rand = rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(1000+i)))
+			e.Target = cfg.Targets[i]
+			faultErrs[i] = f.Run(nctx, &e)
+		}()
+	}
+	<-nctx.Done()
+	wg.Wait() // every fault heals before returning
+	if ctx.Err() != nil {
+		return true, nil
+	}
+	// The final heal: what a fault left behind is undone here, and counts
+	// as a harness bug.
+	faultErrs = append(faultErrs, r.verifyHealed(env, resource))
+	if err := errors.Join(faultErrs...); err != nil {
+		return false, fmt.Errorf("fault: %w", err)
+	}
+	// Quiet end: the workers finish their cycles against a healed system.
+	r.stopWorkers(false)
+	if err := r.finalRead(ctx, resource, dep, lockCfg); err != nil {
+		return ctx.Err() != nil, err
+	}
+	return ctx.Err() != nil, nil
+}
+
+func (r *run) faultEnv(servers []*cluster.Node) *faults.Env {
+	event := func(t history.Type) func(string, string) {
+		return func(fault, target string) {
+			r.hist.Append(history.Record{Process: history.NemesisProcess, Type: t, F: "fault",
+				Fault: fault, Target: target, Time: clock.Mono()})
+			r.log.Info(string(t), "fault", fault, "target", target)
+		}
+	}
+	cfg := r.cfg
+	return &faults.Env{
+		Interval: time.Duration(cfg.FaultInterval), Duration: time.Duration(cfg.FaultDuration),
+		TTL: time.Duration(cfg.TTL), Latency: time.Duration(cfg.Latency), Jitter: time.Duration(cfg.Jitter),
+		ClockDelta: time.Duration(cfg.ClockDelta), ClockRate: cfg.ClockRate,
+		Clients: clientSet{r}, Nodes: servers, Links: r.cluster.Links(),
+		NextHolder: func(ctx context.Context) (int, error) {
+			for {
+				c, err := r.holders.next(ctx)
+				if err != nil {
+					return c, err
+				}
+				if w := r.worker(c); !w.crashed && !w.proc.Paused() {
+					return c, nil
+				}
+			}
+		},
+		Started: event(history.FaultStart), Stopped: event(history.FaultStop), Log: r.log,
+		PauseAt: r.pauseAt,
+	}
+}
+
+func (r *run) worker(i int) *worker {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.workers[i]
+}
+
+// startWorker spawns one client process and a reader for its messages.
+func (r *run) startWorker(wc WorkerConfig, seqBase int) (*worker, error) {
+	logDir := filepath.Join(r.dir, reports.WorkerLogDir)
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return nil, fmt.Errorf("create worker logs: %w", err)
+	}
+	// Appending keeps the log of a crashed client's earlier process.
+	logf, err := os.OpenFile(filepath.Join(logDir, fmt.Sprintf("c%d.log", wc.Client)), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("create worker log: %w", err)
+	}
+	defer logf.Close() // the child keeps its own descriptor
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("worker pipe: %w", err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, fmt.Errorf("worker pipe: %w", err)
+	}
+	proc, err := cluster.Start(cluster.Spec{Name: fmt.Sprintf("c%d", wc.Client), Path: r.exe, Args: []string{"worker"},
+		Dir: r.dir, Stdin: inR, Stdout: outW, Log: logf})
+	inR.Close()
+	outW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		return nil, err
+	}
+	w := &worker{id: wc.Client, wc: wc, proc: proc, stdin: inW, seqBase: seqBase, maxSeq: seqBase, clock: trueClock}
+	w.read.Add(1)
+	go r.readWorker(w, outR)
+	line, _ := json.Marshal(wc)
+	if _, err := inW.Write(append(line, '\n')); err != nil {
+		return w, fmt.Errorf("configure worker c%d: %w", wc.Client, err)
+	}
+	return w, nil
+}
+
+// readWorker copies a worker's records into the history.
+func (r *run) readWorker(w *worker, out *os.File) {
+	defer w.read.Done()
+	defer out.Close()
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for sc.Scan() {
+		var m message
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			r.log.Warn("bad line from worker", "client", w.id, "err", err)
+			continue
+		}
+		if m.Record != nil {
+			m.Record.Process = w.id
+			m.Record.Seq += w.seqBase
+			r.mu.Lock()
+			w.maxSeq = max(w.maxSeq, m.Record.Seq)
+			r.mu.Unlock()
+			r.hist.Append(*m.Record)
+			if m.Record.Type == history.ClientFailed {
+				w.failed = true
+				// The user's to read and fix: one plain line, not a log record.
+				fmt.Fprintf(os.Stderr, "locktest: %s; worker stopped, its op in flight is unknown (worker log: %s)\n",
+					m.Record.Error, filepath.Join(r.dir, reports.WorkerLogDir, fmt.Sprintf("c%d.log", w.id)))
+			}
+		}
+		if m.InCS {
+			r.holders.notify(w.id)
+		}
+		if m.Paused != "" {
+			r.pauses.stopped(r, w)
+		}
+		if m.Clock != nil {
+			r.log.Info("client clock", "client", w.id, "offset", m.Clock.Offset, "rate", m.Clock.Rate, "skew", m.Clock.Skew)
+		}
+	}
+}
+
+// stopWorkers asks every worker to finish its cycle and exit; stragglers
+// (and every worker when interrupted) are killed. Idempotent. It runs when
+// no fault runs any more.
+func (r *run) stopWorkers(now bool) {
+	r.mu.Lock()
+	workers := append([]*worker(nil), r.workers...)
+	r.mu.Unlock()
+	for _, w := range workers {
+		if w.stdin == nil {
+			continue
+		}
+		if now {
+			_ = w.proc.Kill()
+		} else {
+			_ = w.proc.Resume() // a worker paused by a fault cannot stop
+			_, _ = w.stdin.Write([]byte(stopLine + "\n"))
+		}
+	}
+	grace := time.Duration(r.cfg.AcquireTimeout) + 2*time.Duration(r.cfg.IOTimeout) + time.Duration(r.cfg.HoldMax) + 5*time.Second
+	deadline := time.After(grace)
+	for _, w := range workers {
+		if w.stdin == nil {
+			continue
+		}
+		select {
+		case <-w.proc.Done():
+		case <-deadline:
+			r.log.Warn("worker did not stop in time; killing", "client", w.id)
+			_ = w.proc.Kill()
+		}
+		w.stdin.Close()
+		w.stdin = nil
+		w.read.Wait()
+		if exited, err := w.proc.Exited(); exited && err != nil && !now && !w.failed {
+			r.log.Warn("worker exited with error", "client", w.id, "err", err)
+		}
+	}
+}
+
+// finalRead records the protected data's final values: the last op of the
+// counter check, which exposes any write that landed but was not
+// acknowledged as it should have been. The data is on the resource node,
+// or, for a design that guards its own writes, in its servers, read through
+// a lock client of the coordinator's own that dials them directly.
+func (r *run) finalRead(ctx context.Context, resource *cluster.Node, dep impls.Deployment, lockCfg impls.Config) error {
+	var store workloads.Store
+	switch {
+	case resource != nil:
+		res := workloads.NewResource(resource.Addr(), 5*time.Second)
+		defer res.Close()
+		store = res
+	case r.cfg.Workload.NeedsResource && r.cfg.Design.GuardsWrites:
+		lockCfg.Client, lockCfg.Nodes, lockCfg.IOTimeout = -1, nil, 5*time.Second
+		for _, n := range dep.Nodes {
+			lockCfg.Nodes = append(lockCfg.Nodes, n.Addr())
+		}
+		lock, err := r.cfg.Design.New(lockCfg)
+		if err != nil {
+			return fmt.Errorf("final read: %s client: %w", r.cfg.Design.Name, err)
+		}
+		defer lock.Close()
+		gs, ok := lock.(impls.GuardedStore)
+		if !ok {
+			return fmt.Errorf("final read: design %s guards its writes, and its lock is no impls.GuardedStore", r.cfg.Design.Name)
+		}
+		store = gs
+	default:
+		return nil
+	}
+	for i, key := range r.keys {
+		rec := history.Record{Process: history.NemesisProcess, Seq: i + 1, Type: history.Invoke, F: history.FRead, Key: key, Time: clock.Mono()}
+		r.hist.Append(rec)
+		v, err := store.Read(ctx, key, 0)
+		rec.Time = clock.Mono()
+		if err != nil {
+			rec.Type, rec.Error = history.Fail, err.Error()
+		} else {
+			rec.Type, rec.Value = history.OK, history.Int64(v)
+		}
+		r.hist.Append(rec)
+	}
+	return nil
+}
+
+// Analyze checks the history in dir and writes the report. cfg supplies the
+// scenario; Analyze needs no server.
+func Analyze(dir string, cfg Resolved) (reports.Results, error) {
+	res := reports.Results{Scenario: cfg.Scenario, Impl: cfg.Impl, Workload: cfg.Workload.Name, Faults: cfg.Config.Faults,
+		Seed: cfg.Seed, Clients: cfg.Clients, Command: cfg.Command(), Config: cfg.Config, Dir: dir}
+	recs, err := history.ReadFile(filepath.Join(dir, reports.HistoryFile))
+	if errors.Is(err, history.ErrTruncated) {
+		res.Truncated = true
+		res.Notes = append(res.Notes, "the history's last line was cut off (killed run): checked the complete prefix")
+	} else if err != nil {
+		return res, err
+	}
+	res.Records = len(recs)
+	res.Checks = checker.Check(recs, checker.Options{Timeout: time.Duration(cfg.CheckTimeout)})
+	res.Metrics = checker.Measure(recs)
+	res.Verdict = res.Checks.Verdict(cfg.Workload.NeedsResource)
+	broken := 0
+	for _, rec := range recs {
+		if rec.Type == history.ClientFailed {
+			broken++
+			res.Notes = append(res.Notes, "worker stopped: "+rec.Error)
+		}
+	}
+	if broken > 0 && res.Verdict == checker.Valid {
+		// The checks passed on what the clients did before they broke;
+		// that is no evidence the lock is safe.
+		res.Verdict = checker.Unknown
+		res.Notes = append(res.Notes, fmt.Sprintf("verdict unknown, not valid: %d lock client(s) broke and stopped", broken))
+	}
+	res.DecidedBy = checker.MutexCheck
+	if cfg.Workload.NeedsResource {
+		res.DecidedBy = checker.ResourceCheck
+		if res.Checks.Stats.Final == nil {
+			res.Notes = append(res.Notes, "no final read of the resource: lost updates are counted from overlapping reads only")
+		}
+	}
+	if err := reports.Write(res, recs); err != nil {
+		return res, err
+	}
+	return res, nil
+}

@@ -1,0 +1,104 @@
+package runner
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// newRunDir creates <store>/<scenario>/<timestamp>/ (Jepsen's layout) and
+// points <store>/<scenario>/latest and <store>/latest at it.
+func newRunDir(store, scenario string) (string, error) {
+	// Servers run in their own directories: every path must be absolute.
+	store, err := filepath.Abs(store)
+	if err != nil {
+		return "", fmt.Errorf("store: %w", err)
+	}
+	base := filepath.Join(store, scenario)
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		return "", fmt.Errorf("create store: %w", err)
+	}
+	stamp := time.Now().Format("20060102T150405.000")
+	dir := filepath.Join(base, stamp)
+	for i := 1; ; i++ {
+		err := os.Mkdir(dir, 0o755)
+		if err == nil {
+			break
+		}
+		if !os.IsExist(err) || i > 100 {
+			return "", fmt.Errorf("create run dir: %w", err)
+		}
+		dir = filepath.Join(base, fmt.Sprintf("%s-%d", stamp, i))
+	}
+	rel := filepath.Base(dir)
+	if err := relink(filepath.Join(base, "latest"), rel); err != nil {
+		return "", err
+	}
+	if err := relink(filepath.Join(store, "latest"), filepath.Join(scenario, rel)); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
+
+// discardRunDir removes a run directory that holds nothing worth keeping
+// (bad input found after it was made) and the latest links to it.
+func discardRunDir(store, scenario, dir string) {
+	store, err := filepath.Abs(store)
+	if err != nil {
+		return
+	}
+	base := filepath.Join(store, scenario)
+	for link, target := range map[string]string{
+		filepath.Join(base, "latest"):  filepath.Base(dir),
+		filepath.Join(store, "latest"): filepath.Join(scenario, filepath.Base(dir)),
+	} {
+		if t, err := os.Readlink(link); err == nil && t == target {
+			os.Remove(link)
+		}
+	}
+	os.RemoveAll(dir)
+	os.Remove(base) // only if empty: the scenario's first run
+}
+
+// relink atomically points link at target.
+func relink(link, target string) error {
+	tmp := fmt.Sprintf("%s.tmp%d", link, os.Getpid())
+	_ = os.Remove(tmp)
+	if err := os.Symlink(target, tmp); err != nil {
+		return fmt.Errorf("link %s: %w", link, err)
+	}
+	if err := os.Rename(tmp, link); err != nil {
+		return fmt.Errorf("link %s: %w", link, err)
+	}
+	return nil
+}
+
+// ConfigFile holds the scenario of a run, written before anything starts
+// so that even a killed run can be analyzed.
+const ConfigFile = "config.json"
+
+func writeConfig(dir string, cfg Config) error {
+	data, err := json.MarshalIndent(cfg, "", "  ")
+	if err != nil {
+		return fmt.Errorf("write config: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ConfigFile), append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write config: %w", err)
+	}
+	return nil
+}
+
+// LoadConfig reads the scenario of a stored run.
+func LoadConfig(dir string) (Config, error) {
+	cfg := Defaults()
+	data, err := os.ReadFile(filepath.Join(dir, ConfigFile))
+	if err != nil {
+		return cfg, fmt.Errorf("%s is not a run directory: %w", dir, err)
+	}
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		return cfg, fmt.Errorf("read %s: %w", filepath.Join(dir, ConfigFile), err)
+	}
+	return cfg, nil
+}

@@ -1,0 +1,250 @@
+package runner
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/locktest/locktest/clock"
+	"github.com/locktest/locktest/history"
+	"github.com/locktest/locktest/impls"
+	"github.com/locktest/locktest/workloads"
+)
+
+// The coordinator–worker protocol, one JSON object per line:
+//
+//	coordinator → worker (stdin):  a WorkerConfig, then control lines:
+//	                               "clock OFFSET_NS RATE" skews the clock the
+//	                               lock reads (answered by a clock message);
+//	                               "pause-at POINT", "disarm" and "continue"
+//	                               stop it at a checkpoint (pauseAtLine).
+//	                               "stop" asks it to finish and exit. EOF
+//	                               without "stop" means the coordinator
+//	                               died: the worker exits at once.
+//	worker → coordinator (stdout): message lines.
+
+// stopLine asks a worker to finish its current cycle and exit.
+const stopLine = "stop"
+
+// pauseAtLine arms a worker to stop when its lock client next reaches the
+// named checkpoint (impls.Config.Checkpoint); disarmLine cancels that. The
+// worker reports the checkpoint and waits there for continueLine, which
+// the coordinator sends once it has stopped the worker (SIGSTOP), or at
+// once if it does not want it: a signal from outside lands wherever the
+// process happens to be, this lands at one instruction.
+const (
+	pauseAtLine  = "pause-at "
+	disarmLine   = "disarm"
+	continueLine = "continue"
+)
+
+// clockLine returns the control line that skews a worker's lock clock.
+func clockLine(offset time.Duration, rate float64) string {
+	return fmt.Sprintf("clock %d %g", int64(offset), rate)
+}
+
+// WorkerConfig is everything a worker process needs.
+type WorkerConfig struct {
+	Client   int          `json:"client"`
+	Impl     string       `json:"impl"`
+	Workload string       `json:"workload"`
+	Lock     impls.Config `json:"lock"`
+	Resource string       `json:"resource,omitempty"` // resource address
+	Keys     []string     `json:"keys"`
+	HoldMin  Duration     `json:"hold_min"`
+	HoldMax  Duration     `json:"hold_max"`
+	Seed     int64        `json:"seed"`
+}
+
+// message is one line from a worker: a history record, a note that the
+// worker entered its critical section, the clock it now reads, or the
+// armed checkpoint it is waiting at.
+type message struct {
+	Record *history.Record `json:"r,omitempty"`
+	InCS   bool            `json:"cs,omitempty"`
+	Clock  *clockAck       `json:"clock,omitempty"`
+	Paused string          `json:"paused,omitempty"`
+}
+
+// clockAck confirms a clock line: the skew is the lock clock minus the
+// host's wall clock, measured by the worker right after the change.
+type clockAck struct {
+	Offset time.Duration `json:"offset"`
+	Rate   float64       `json:"rate"`
+	Skew   time.Duration `json:"skew"`
+}
+
+// lineSink writes messages to the coordinator.
+type lineSink struct {
+	mu  sync.Mutex
+	enc *json.Encoder
+}
+
+func (s *lineSink) send(m message) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.enc.Encode(m); err != nil {
+		// The coordinator is gone; nobody is left to record for.
+		os.Exit(3)
+	}
+}
+
+func (s *lineSink) Record(r history.Record) { s.send(message{Record: &r}) }
+func (s *lineSink) InCriticalSection()      { s.send(message{InCS: true}) }
+
+// Worker is the body of the hidden `locktest worker` command: it reads its
+// config from in, runs the workload and streams messages to out.
+func Worker(in io.Reader, out io.Writer) (retErr error) {
+	br := bufio.NewReader(in)
+	line, err := br.ReadBytes('\n')
+	if err != nil {
+		return fmt.Errorf("worker: read config: %w", err)
+	}
+	var cfg WorkerConfig
+	if err := json.Unmarshal(line, &cfg); err != nil {
+		return fmt.Errorf("worker: parse config: %w", err)
+	}
+	wl, err := workloads.Lookup(cfg.Workload)
+	if err != nil {
+		return err
+	}
+	design, err := impls.Lookup(cfg.Impl)
+	if err != nil {
+		return err
+	}
+	sink := &lineSink{enc: json.NewEncoder(out)}
+	// failed tells the coordinator why this worker stops early; it names
+	// the worker and what its lock client did.
+	failed := func(err error) error {
+		sink.Record(history.Record{Type: history.ClientFailed, Time: clock.Mono(), Error: err.Error()})
+		return err
+	}
+	// A panic, typically in a user's Go lock client, is a broken client
+	// too: say so rather than vanish with the op in flight unexplained.
+	defer func() {
+		if p := recover(); p != nil {
+			slog.Error("worker panicked", "client", cfg.Client, "panic", p, "stack", string(debug.Stack()))
+			retErr = failed(fmt.Errorf("c%d: panic in the %s client or the %s workload: %v (stack in the worker log)",
+				cfg.Client, design.Name, wl.Name, p))
+		}
+	}()
+	skew := clock.NewSkewed()
+	cfg.Lock.Clock = skew
+	var armed checkpointArm
+	cont := make(chan struct{}, 1)
+	cfg.Lock.Checkpoint = func(point string) {
+		if armed.take(point) {
+			sink.send(message{Paused: point})
+			<-cont
+		}
+	}
+	lock, err := design.New(cfg.Lock)
+	if err != nil {
+		if !impls.IsBroken(err) { // a broken lock client names the worker itself
+			err = fmt.Errorf("c%d: %s client: %w", cfg.Client, design.Name, err)
+		}
+		return failed(err)
+	}
+	defer lock.Close()
+	if _, ok := lock.(impls.Renewer); wl.NeedsRenew && !ok {
+		return failed(fmt.Errorf("c%d: workload %s renews, and the %s lock is no impls.Renewer", cfg.Client, wl.Name, design.Name))
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stopping atomic.Bool
+	go func() {
+		for {
+			l, err := br.ReadString('\n')
+			var off int64
+			var rate float64
+			switch {
+			case l == stopLine+"\n":
+				stopping.Store(true)
+				armed.set("")
+				cancel()
+				continue
+			case strings.HasPrefix(l, pauseAtLine) && !stopping.Load():
+				armed.set(strings.TrimSpace(strings.TrimPrefix(l, pauseAtLine)))
+				continue
+			case l == disarmLine+"\n":
+				armed.set("")
+				continue
+			case l == continueLine+"\n":
+				cont <- struct{}{}
+				continue
+			}
+			if n, _ := fmt.Sscanf(l, "clock %d %g", &off, &rate); n == 2 {
+				skew.Set(time.Duration(off), rate)
+				sink.send(message{Clock: &clockAck{Offset: time.Duration(off), Rate: rate, Skew: skew.Now().Sub(time.Now())}})
+				continue
+			}
+			if err != nil {
+				if !stopping.Load() {
+					slog.Error("coordinator gone; exiting", "client", cfg.Client)
+					os.Exit(3)
+				}
+				return
+			}
+		}
+	}()
+
+	env := &workloads.Env{
+		Client:   cfg.Client,
+		Lock:     lock,
+		Keys:     cfg.Keys,
+		Rand:     rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(cfg.Client)+1)),
+		HoldMin:  time.Duration(cfg.HoldMin),
+		HoldMax:  time.Duration(cfg.HoldMax),
+		Sink:     sink,
+		Stopping: stopping.Load,
+	}
+	switch gs, guards := lock.(impls.GuardedStore); {
+	case wl.NeedsResource && design.GuardsWrites && guards:
+		env.Resource = gs
+	case wl.NeedsResource && design.GuardsWrites:
+		return failed(fmt.Errorf("c%d: design %s guards its writes, and its lock is no impls.GuardedStore", cfg.Client, design.Name))
+	case wl.NeedsResource:
+		res := workloads.NewResource(cfg.Resource, cfg.Lock.IOTimeout)
+		defer res.Close()
+		env.Resource = res
+	}
+	wl.Run(ctx, env)
+	if env.Err != nil {
+		return failed(env.Err)
+	}
+	return nil
+}
+
+// checkpointArm is the checkpoint a worker is armed to stop at, if any.
+type checkpointArm struct {
+	mu    sync.Mutex
+	point string
+}
+
+func (a *checkpointArm) set(point string) {
+	a.mu.Lock()
+	a.point = point
+	a.mu.Unlock()
+}
+
+// take reports whether the worker is armed for point, disarming it.
+func (a *checkpointArm) take(point string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.point == "" || a.point != point {
+		return false
+	}
+	a.point = ""
+	return true
+}

@@ -1,0 +1,224 @@
+package suite
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/locktest/locktest/checker"
+	"github.com/locktest/locktest/reports"
+)
+
+// Outcome words of a suite file.
+const (
+	Safe   = "safe"
+	Unsafe = "unsafe"
+	// Any accepts safe and unsafe alike, for a design whose behaviour
+	// under a fault is no promise either way (Redis with WAIT); an unknown
+	// verdict still fails it, since nothing was learned.
+	Any = "any"
+)
+
+// Expect is what every run of a scenario must show. An expected unsafe
+// outcome that does not show up fails the suite just like a safe design
+// gone wrong: the harness would have lost its teeth.
+type Expect struct {
+	// Verdict is Safe, Unsafe or Any for the run's verdict (the check of
+	// what the workload protects), or "" when only liveness is judged.
+	Verdict string `json:"verdict,omitempty"`
+	// Mutex, when set, judges the mutual-exclusion check too: a fenced
+	// design under a pause keeps the data safe while two clients believed
+	// they held the lock, and Mutex: unsafe proves the fault did bite.
+	Mutex string `json:"mutex,omitempty"`
+	// MaxRecovery bounds the time from each fault's start until another
+	// client acquired the lock.
+	MaxRecovery time.Duration `json:"max_recovery,omitempty"`
+	// NeverRecovers expects the lock never to be acquired again after a
+	// fault (a lock without expiry whose holder died).
+	NeverRecovers bool `json:"never_recovers,omitempty"`
+}
+
+// String is the expectation as the suite file would say it.
+func (e Expect) String() string {
+	var parts []string
+	if e.Verdict != "" {
+		parts = append(parts, e.Verdict)
+	}
+	if e.Mutex != "" {
+		parts = append(parts, "mutex "+e.Mutex)
+	}
+	if e.MaxRecovery > 0 {
+		parts = append(parts, "recovers ≤ "+e.MaxRecovery.String())
+	}
+	if e.NeverRecovers {
+		parts = append(parts, "never recovers")
+	}
+	return strings.Join(parts, ", ")
+}
+
+var expectFields = []string{"verdict", "mutex", "max_recovery", "never_recovers"}
+
+// expect reads `expect: safe`, `expect: unsafe`, or a mapping of
+// expectFields.
+func (p parser) expect(v *yaml.Node, path string) (*Expect, error) {
+	outcome := func(n *yaml.Node, path string) (string, error) {
+		if n.Kind != yaml.ScalarNode || (n.Value != Safe && n.Value != Unsafe && n.Value != Any) {
+			return "", p.errAt(n, path, "want safe, unsafe or any, or a mapping of %s", strings.Join(expectFields, ", "))
+		}
+		return n.Value, nil
+	}
+	var e Expect
+	if v.Kind == yaml.ScalarNode {
+		var err error
+		e.Verdict, err = outcome(v, path)
+		return &e, err
+	}
+	kvs, err := p.pairs(v, path, expectFields)
+	if err != nil {
+		return nil, err
+	}
+	if len(kvs) == 0 {
+		return nil, p.errAt(v, path, "empty: give at least one of %s", strings.Join(expectFields, ", "))
+	}
+	for _, kv := range kvs {
+		switch kv.key.Value {
+		case "verdict":
+			e.Verdict, err = outcome(kv.val, kv.path)
+		case "mutex":
+			e.Mutex, err = outcome(kv.val, kv.path)
+		case "max_recovery":
+			e.MaxRecovery, err = time.ParseDuration(kv.val.Value)
+			if kv.val.Kind != yaml.ScalarNode || err != nil || e.MaxRecovery <= 0 {
+				err = p.errAt(kv.val, kv.path, "want a positive duration such as 2s")
+			}
+		case "never_recovers":
+			err = p.boolean(kv.val, kv.path, &e.NeverRecovers)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if e.MaxRecovery > 0 && e.NeverRecovers {
+		return nil, p.errAt(v, path, "max_recovery and never_recovers contradict each other: give one")
+	}
+	if e == (Expect{}) {
+		return nil, p.errAt(v, path, "expects nothing: never_recovers: false is no expectation")
+	}
+	return &e, nil
+}
+
+// word says a verdict as the suite file does.
+func word(v checker.Verdict) string {
+	switch v {
+	case checker.Valid:
+		return Safe
+	case checker.Invalid:
+		return Unsafe
+	default:
+		return string(v)
+	}
+}
+
+// Judge compares a run with the expectation. got says what the run showed
+// in the expectation's terms; reasons lists every mismatch (none: pass).
+// An unknown verdict matches neither safe nor unsafe. ttl is the run's
+// lease TTL: never_recovers is judged only on faults followed by 3×TTL.
+func (e Expect) Judge(r reports.Results, ttl time.Duration) (got string, reasons []string) {
+	var gots []string
+	if e.Verdict != "" || e.Mutex == "" {
+		g := word(r.Verdict)
+		if s := r.Checks.Stats; r.DecidedBy == checker.ResourceCheck && s.Lost > 0 {
+			g += fmt.Sprintf(" (%d lost update%s)", s.Lost, plural(s.Lost))
+		}
+		gots = append(gots, g)
+	}
+	if e.Verdict != "" && word(r.Verdict) != e.Verdict && (e.Verdict != Any || r.Verdict == checker.Unknown) {
+		switch {
+		case r.Verdict == checker.Unknown:
+			reasons = append(reasons, "the verdict is unknown ("+unknownWhy(r)+"), neither safe nor unsafe")
+		case e.Verdict == Unsafe:
+			reasons = append(reasons, "expected unsafe, but the anomaly was not reproduced: the harness lost its teeth")
+		default:
+			reasons = append(reasons, fmt.Sprintf("expected safe, but the %s check found a violation", r.DecidedBy))
+		}
+	}
+	if e.Mutex != "" {
+		m := word(r.Checks.Mutex.Verdict)
+		gots = append(gots, "mutex "+m)
+		if m != e.Mutex && (e.Mutex != Any || r.Checks.Mutex.Verdict == checker.Unknown) {
+			reasons = append(reasons, fmt.Sprintf("expected the mutex check %s, got %s", e.Mutex, m))
+		}
+	}
+	if e.MaxRecovery > 0 || e.NeverRecovers {
+		g, why := e.judgeLiveness(r, ttl)
+		gots = append(gots, g)
+		reasons = append(reasons, why...)
+	}
+	return strings.Join(gots, ", "), reasons
+}
+
+func unknownWhy(r reports.Results) string {
+	for _, c := range []checker.Result{r.Checks.Resource, r.Checks.Mutex} {
+		if c.Verdict == checker.Unknown && c.Note != "" {
+			return c.Note
+		}
+	}
+	return "the checker could not decide"
+}
+
+// judgeLiveness checks the recovery after each fault. A fault that began
+// too close to the end of the run to show recovery or its absence is not
+// judged; a run without any judged fault fails, since it proves nothing.
+func (e Expect) judgeLiveness(r reports.Results, ttl time.Duration) (string, []string) {
+	end := r.Checks.Start + int64(r.Metrics.SpanSeconds*float64(time.Second))
+	// NeverRecovers needs some time after the fault to mean anything.
+	window := e.MaxRecovery
+	if e.NeverRecovers {
+		window = 3 * ttl
+	}
+	var judged int
+	var worst time.Duration
+	var never bool
+	var reasons []string
+	for _, rec := range r.Metrics.Recoveries {
+		if rec.NextAcquireMs == nil {
+			if time.Duration(end-rec.Start) < window {
+				continue
+			}
+			judged++
+			never = true
+			if !e.NeverRecovers {
+				reasons = append(reasons, fmt.Sprintf("the lock was never acquired again after %s on %s", rec.Fault, rec.Target))
+			}
+			continue
+		}
+		judged++
+		d := time.Duration(*rec.NextAcquireMs * float64(time.Millisecond))
+		worst = max(worst, d)
+		if e.NeverRecovers {
+			reasons = append(reasons, fmt.Sprintf("expected no recovery, but the lock was acquired %s after %s on %s", d.Round(time.Millisecond), rec.Fault, rec.Target))
+		} else if d > e.MaxRecovery {
+			reasons = append(reasons, fmt.Sprintf("recovery took %s after %s on %s, over the bound of %s", d.Round(time.Millisecond), rec.Fault, rec.Target, e.MaxRecovery))
+		}
+	}
+	if judged == 0 {
+		return "no recovery measured", []string{"no fault started early enough to measure recovery: lengthen duration or shorten fault_interval"}
+	}
+	got := fmt.Sprintf("recovers ≤ %s", worst.Round(time.Millisecond))
+	if never {
+		got = "never recovers"
+		if worst > 0 {
+			got += fmt.Sprintf(" (after some faults; others ≤ %s)", worst.Round(time.Millisecond))
+		}
+	}
+	return got, reasons
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

@@ -1,0 +1,420 @@
+package suite
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/locktest/locktest/faults"
+	"github.com/locktest/locktest/impls"
+	"github.com/locktest/locktest/runner"
+	"github.com/locktest/locktest/workloads"
+)
+
+// File is a loaded and validated suite: every scenario resolved for every
+// seed, so nothing can be refused once runs have started.
+type File struct {
+	Path      string
+	Name      string
+	Scenarios []*Scenario
+}
+
+// Scenario is one entry of a suite: a configuration run once per seed, and
+// what every one of those runs must show.
+type Scenario struct {
+	Name string
+	// Anomalies are the ANOMALIES.md rows the scenario encodes.
+	Anomalies []string
+	Seeds     []int64
+	Expect    Expect
+	// Runs holds the resolved configuration of each seed, in Seeds order.
+	Runs []runner.Resolved
+	Line int
+}
+
+// Error is a mistake in a suite file. It names the file, the line and the
+// field, so that the one line printed is enough to fix it.
+type Error struct {
+	File  string
+	Line  int
+	Field string
+	Msg   string
+}
+
+func (e *Error) Error() string {
+	loc := e.File
+	if e.Line > 0 {
+		loc += ":" + strconv.Itoa(e.Line)
+	}
+	if e.Field != "" {
+		return fmt.Sprintf("%s: %s: %s", loc, e.Field, e.Msg)
+	}
+	return loc + ": " + e.Msg
+}
+
+// Load reads and validates a suite file.
+func Load(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, &Error{File: path, Msg: fmt.Sprintf("cannot read the suite file: %v", err)}
+	}
+	return Parse(path, data)
+}
+
+// Fields a scenario takes besides runner.Config's.
+var scenarioFields = []string{"name", "anomaly", "seeds", "expect"}
+
+// configFields maps the YAML name of each settable runner.Config field (its
+// JSON name) to the field, so that a field added to Config is a suite field
+// too. The seed comes from seeds and the run's name from name.
+var configFields = func() map[string]reflect.StructField {
+	m := map[string]reflect.StructField{}
+	t := reflect.TypeFor[runner.Config]()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" || name == "-" || name == "seed" || name == "scenario" {
+			continue
+		}
+		m[name] = f
+	}
+	return m
+}()
+
+func validScenarioFields(withName bool) []string {
+	var names []string
+	for n := range configFields {
+		names = append(names, n)
+	}
+	for _, n := range scenarioFields {
+		if n != "name" || withName {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+var (
+	yamlLine  = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+	validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+)
+
+// parser carries the file name into every error.
+type parser struct{ path string }
+
+func (p parser) errAt(n *yaml.Node, field, format string, args ...any) *Error {
+	e := &Error{File: p.path, Field: field, Msg: fmt.Sprintf(format, args...)}
+	if n != nil {
+		e.Line = n.Line
+	}
+	return e
+}
+
+// pair is one key of a mapping with its value.
+type pair struct {
+	key, val *yaml.Node
+	path     string // e.g. scenarios[2].faults
+}
+
+// pairs returns a mapping's keys in order, refusing duplicates and keys
+// not in valid.
+func (p parser) pairs(n *yaml.Node, path string, valid []string) ([]pair, error) {
+	if n.Kind != yaml.MappingNode {
+		return nil, p.errAt(n, path, "want a mapping of %s", strings.Join(valid, ", "))
+	}
+	var out []pair
+	seen := map[string]int{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		field := k.Value
+		if path != "" {
+			field = path + "." + k.Value
+		}
+		if !slices.Contains(valid, k.Value) {
+			return nil, p.errAt(k, field, "unknown field (valid: %s)", strings.Join(valid, ", "))
+		}
+		if line, dup := seen[k.Value]; dup {
+			return nil, p.errAt(k, field, "given twice (first on line %d)", line)
+		}
+		seen[k.Value] = k.Line
+		out = append(out, pair{key: k, val: v, path: field})
+	}
+	return out, nil
+}
+
+// Parse validates a suite from its text; path names it in errors.
+func Parse(path string, data []byte) (*File, error) {
+	p := parser{path: path}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+			line, _ := strconv.Atoi(m[1])
+			return nil, &Error{File: path, Line: line, Msg: "not valid YAML: " + m[2]}
+		}
+		return nil, &Error{File: path, Msg: "not valid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}
+	}
+	if len(doc.Content) == 0 {
+		return nil, &Error{File: path, Msg: "empty suite: give a mapping with scenarios: [...]"}
+	}
+	top, err := p.pairs(doc.Content[0], "", []string{"name", "defaults", "scenarios"})
+	if err != nil {
+		return nil, err
+	}
+	f := &File{Path: path, Name: strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))}
+	var defaults []pair
+	var list *pair
+	for _, kv := range top {
+		switch kv.key.Value {
+		case "name":
+			if f.Name, err = p.name(kv); err != nil {
+				return nil, err
+			}
+		case "defaults":
+			if defaults, err = p.pairs(kv.val, "defaults", validScenarioFields(false)); err != nil {
+				return nil, err
+			}
+		case "scenarios":
+			list = &kv
+		}
+	}
+	if list == nil {
+		return nil, p.errAt(doc.Content[0], "scenarios", "missing: give a list of scenarios")
+	}
+	if list.val.Kind != yaml.SequenceNode || len(list.val.Content) == 0 {
+		return nil, p.errAt(list.val, "scenarios", "want a non-empty list of scenarios")
+	}
+	names := map[string]int{}
+	for i, n := range list.val.Content {
+		sc, err := p.scenario(n, fmt.Sprintf("scenarios[%d]", i), defaults)
+		if err != nil {
+			return nil, err
+		}
+		if line, dup := names[sc.Name]; dup {
+			return nil, p.errAt(n, fmt.Sprintf("scenarios[%d].name", i), "%q is taken by the scenario on line %d: names must be unique", sc.Name, line)
+		}
+		names[sc.Name] = sc.Line
+		f.Scenarios = append(f.Scenarios, sc)
+	}
+	return f, nil
+}
+
+func (p parser) name(kv pair) (string, error) {
+	if kv.val.Kind != yaml.ScalarNode || !validName.MatchString(kv.val.Value) {
+		return "", p.errAt(kv.val, kv.path, "want a name of letters, digits, '.', '_' and '-' (it names a directory)")
+	}
+	return kv.val.Value, nil
+}
+
+// scenario decodes one scenario over the defaults and resolves it for
+// every seed.
+func (p parser) scenario(n *yaml.Node, path string, defaults []pair) (*Scenario, error) {
+	own, err := p.pairs(n, path, validScenarioFields(true))
+	if err != nil {
+		return nil, err
+	}
+	sc := &Scenario{Seeds: []int64{1}, Line: n.Line}
+	cfg := runner.Defaults()
+	// where remembers which pair set each field, to point errors at it.
+	where := map[string]pair{}
+	var expect *Expect
+	for _, kv := range append(slices.Clone(defaults), own...) {
+		where[kv.key.Value] = kv
+		if err := p.field(kv, sc, &cfg, &expect); err != nil {
+			return nil, err
+		}
+	}
+	at := func(field string) (*yaml.Node, string) {
+		if kv, ok := where[field]; ok {
+			return kv.key, kv.path
+		}
+		return n, path
+	}
+	if sc.Name == "" {
+		return nil, p.errAt(n, path+".name", "missing: every scenario needs a unique name")
+	}
+	if expect == nil {
+		return nil, p.errAt(n, path+".expect", "missing: give safe, unsafe, or a liveness bound such as {max_recovery: 2s}")
+	}
+	sc.Expect = *expect
+	if cfg.Impl == "" {
+		return nil, p.errAt(n, path+".impl", "missing (valid: %s)", strings.Join(impls.Names(), ", "))
+	}
+	design, err := cfg.LookupDesign()
+	if err != nil {
+		return nil, p.resolveError(err, at, "impl")
+	}
+	if _, err := workloads.Lookup(cfg.Workload); err != nil {
+		node, field := at("workload")
+		return nil, p.errAt(node, field, "%v", err)
+	}
+	if len(cfg.Faults) == 0 {
+		node, field := at("faults")
+		return nil, p.errAt(node, field, "give at least one fault, or none (valid: %s)", strings.Join(faults.Names(), ", "))
+	}
+	for _, name := range cfg.Faults {
+		node, field := at("faults")
+		fault, err := faults.Lookup(name)
+		if err != nil {
+			return nil, p.errAt(node, field, "%v", err)
+		}
+		if err := fault.Applies(design, cfg.Workload); err != nil {
+			return nil, p.errAt(node, field, "fault %s does not apply to impl %s: %v", name, cfg.Impl, err)
+		}
+	}
+	cfg.Scenario = sc.Name
+	for _, seed := range sc.Seeds {
+		cfg.Seed = seed
+		r, err := runner.Resolve(cfg)
+		if err != nil {
+			return nil, p.resolveError(err, at, "")
+		}
+		sc.Runs = append(sc.Runs, r)
+	}
+	return sc, nil
+}
+
+var flagName = regexp.MustCompile(`--([a-z][a-z-]*)`)
+
+// resolveError restates the runner's complaint, which names CLI flags, in
+// the suite's field names and points at the line that set the first field
+// it names, or else field's.
+func (p parser) resolveError(err error, at func(string) (*yaml.Node, string), field string) error {
+	msg := flagName.ReplaceAllStringFunc(err.Error(), func(f string) string {
+		return strings.ReplaceAll(f[2:], "-", "_")
+	})
+	if m := flagName.FindStringSubmatch(err.Error()); m != nil {
+		field = strings.ReplaceAll(m[1], "-", "_")
+	}
+	node, path := at(field)
+	return p.errAt(node, path, "%s", msg)
+}
+
+var durationType = reflect.TypeFor[runner.Duration]()
+
+// field decodes one key of a scenario (or of the defaults).
+func (p parser) field(kv pair, sc *Scenario, cfg *runner.Config, expect **Expect) error {
+	v := kv.val
+	switch kv.key.Value {
+	case "name":
+		name, err := p.name(kv)
+		sc.Name = name
+		return err
+	case "anomaly":
+		rows, err := p.strings(v, kv.path)
+		sc.Anomalies = rows
+		return err
+	case "seeds":
+		return p.seeds(kv, sc)
+	case "expect":
+		e, err := p.expect(v, kv.path)
+		*expect = e
+		return err
+	}
+	sf := configFields[kv.key.Value]
+	dst := reflect.ValueOf(cfg).Elem().FieldByIndex(sf.Index)
+	switch {
+	case sf.Type == durationType:
+		d, err := time.ParseDuration(v.Value)
+		if v.Kind != yaml.ScalarNode || err != nil {
+			return p.errAt(v, kv.path, "want a duration such as 10s, 500ms or 2m")
+		}
+		dst.SetInt(int64(d))
+	case sf.Type.Kind() == reflect.String:
+		if v.Kind != yaml.ScalarNode || v.Value == "" {
+			return p.errAt(v, kv.path, "want a name")
+		}
+		dst.SetString(v.Value)
+	case sf.Type.Kind() == reflect.Int || sf.Type.Kind() == reflect.Int64:
+		i, err := strconv.ParseInt(v.Value, 10, 64)
+		if v.Kind != yaml.ScalarNode || err != nil {
+			return p.errAt(v, kv.path, "want a whole number, got %q", v.Value)
+		}
+		dst.SetInt(i)
+	case sf.Type.Kind() == reflect.Float64:
+		f, err := strconv.ParseFloat(v.Value, 64)
+		if v.Kind != yaml.ScalarNode || err != nil {
+			return p.errAt(v, kv.path, "want a number, got %q", v.Value)
+		}
+		dst.SetFloat(f)
+	case sf.Type.Kind() == reflect.Bool:
+		var b bool
+		if err := p.boolean(v, kv.path, &b); err != nil {
+			return err
+		}
+		dst.SetBool(b)
+	case sf.Type == reflect.TypeFor[[]string]():
+		list, err := p.strings(v, kv.path)
+		if err != nil {
+			return err
+		}
+		dst.Set(reflect.ValueOf(list))
+	default:
+		if err := v.Decode(dst.Addr().Interface()); err != nil {
+			return p.errAt(v, kv.path, "cannot read as %s", sf.Type)
+		}
+	}
+	return nil
+}
+
+func (p parser) boolean(v *yaml.Node, path string, b *bool) error {
+	if v.Kind != yaml.ScalarNode || v.Decode(b) != nil {
+		return p.errAt(v, path, "want true or false")
+	}
+	return nil
+}
+
+// strings reads a list of names, or one name, or a comma-separated line.
+func (p parser) strings(v *yaml.Node, path string) ([]string, error) {
+	var out []string
+	switch v.Kind {
+	case yaml.ScalarNode:
+		for _, s := range strings.Split(v.Value, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				out = append(out, s)
+			}
+		}
+	case yaml.SequenceNode:
+		for _, e := range v.Content {
+			if e.Kind != yaml.ScalarNode || e.Value == "" {
+				return nil, p.errAt(e, path, "want a list of names")
+			}
+			out = append(out, e.Value)
+		}
+	default:
+		return nil, p.errAt(v, path, "want a name or a list of names")
+	}
+	return out, nil
+}
+
+func (p parser) seeds(kv pair, sc *Scenario) error {
+	v := kv.val
+	if v.Kind != yaml.SequenceNode || len(v.Content) == 0 {
+		return p.errAt(v, kv.path, "want a non-empty list of seeds, e.g. [1, 2, 3]")
+	}
+	sc.Seeds = nil
+	for _, e := range v.Content {
+		s, err := strconv.ParseInt(e.Value, 10, 64)
+		if e.Kind != yaml.ScalarNode || err != nil {
+			return p.errAt(e, kv.path, "want a whole number, got %q", e.Value)
+		}
+		if slices.Contains(sc.Seeds, s) {
+			return p.errAt(e, kv.path, "seed %d given twice", s)
+		}
+		sc.Seeds = append(sc.Seeds, s)
+	}
+	return nil
+}

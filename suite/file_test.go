@@ -1,0 +1,133 @@
+package suite
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locktest/locktest/faults"
+	"github.com/locktest/locktest/impls"
+)
+
+func TestParse(t *testing.T) {
+	src := `name: tiny
+defaults:
+  duration: 5s
+  clients: 3
+scenarios:
+  - name: a
+    anomaly: [1, 20]
+    impl: redis-single
+    faults: pause-holder
+    seeds: [4, 5]
+    ttl: 500ms
+    expect: unsafe
+  - name: b
+    impl: redis-single-fenced
+    workload: mutex
+    faults: [none]
+    duration: 3s
+    expect: {verdict: safe, mutex: safe, max_recovery: 2s}
+`
+	f, err := Parse("tiny.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Name != "tiny" || len(f.Scenarios) != 2 {
+		t.Fatalf("got %+v", f)
+	}
+	a, b := f.Scenarios[0], f.Scenarios[1]
+	if len(a.Runs) != 2 || a.Runs[1].Seed != 5 || a.Runs[0].Clients != 3 || time.Duration(a.Runs[0].TTL) != 500*time.Millisecond ||
+		time.Duration(a.Runs[0].Duration) != 5*time.Second || a.Runs[0].Scenario != "a" || a.Expect.Verdict != Unsafe ||
+		strings.Join(a.Anomalies, ",") != "1,20" || a.Line != 6 {
+		t.Errorf("scenario a: %+v %+v", a, a.Runs[0].Config)
+	}
+	if b.Runs[0].Workload.Name != "mutex" || time.Duration(b.Runs[0].Duration) != 3*time.Second ||
+		b.Expect != (Expect{Verdict: Safe, Mutex: Safe, MaxRecovery: 2 * time.Second}) || b.Runs[0].Seed != 1 {
+		t.Errorf("scenario b: %+v %+v", b, b.Runs[0].Config)
+	}
+}
+
+// TestParseErrors: every mistake names the file, the line and the field.
+func TestParseErrors(t *testing.T) {
+	scenario := func(lines ...string) string {
+		return "scenarios:\n  - name: x\n" + "    " + strings.Join(lines, "\n    ") + "\n"
+	}
+	cases := []struct {
+		name, src, want string
+	}{
+		{"bad yaml", "name: a\n\tscenarios: []\n", "s.yaml:2: not valid YAML: found a tab character"},
+		{"bad indentation", "name: a\n scenarios: []\n", "s.yaml:2: not valid YAML: mapping values are not allowed"},
+		{"empty", "", "s.yaml: empty suite"},
+		{"not a mapping", "- a\n", "s.yaml:1: want a mapping"},
+		{"unknown top field", "scenario: []\n", "s.yaml:1: scenario: unknown field (valid: name, defaults, scenarios)"},
+		{"no scenarios", "name: x\n", "s.yaml:1: scenarios: missing"},
+		{"empty scenarios", "scenarios: []\n", "s.yaml:1: scenarios: want a non-empty list"},
+		{"unknown field", scenario("impl: redis-single", "fualts: none", "expect: safe"), "s.yaml:4: scenarios[0].fualts: unknown field (valid: "},
+		{"duplicate field", scenario("impl: redis-single", "impl: redis-single", "expect: safe"), "s.yaml:4: scenarios[0].impl: given twice (first on line 3)"},
+		{"unknown impl", scenario("impl: zookeeper-9", "expect: safe"), `s.yaml:3: scenarios[0].impl: unknown impl "zookeeper-9" (valid: [`},
+		{"missing impl", scenario("expect: safe"), "s.yaml:2: scenarios[0].impl: missing (valid: "},
+		{"unknown workload", scenario("impl: redis-single", "workload: dance", "expect: safe"), `s.yaml:4: scenarios[0].workload: unknown workload "dance" (valid: [`},
+		{"unknown fault", scenario("impl: redis-single", "faults: [none, gremlins]", "expect: safe"), `s.yaml:4: scenarios[0].faults: unknown fault "gremlins" (valid: `},
+		{"no fault", scenario("impl: redis-single", "faults: []", "expect: safe"), "s.yaml:4: scenarios[0].faults: give at least one fault, or none"},
+		{"bad duration", scenario("impl: redis-single", "duration: fifteen", "expect: safe"), "s.yaml:4: scenarios[0].duration: want a duration such as 10s"},
+		{"bad clients", scenario("impl: redis-single", "clients: many", "expect: safe"), `s.yaml:4: scenarios[0].clients: want a whole number, got "many"`},
+		{"resolve error", scenario("impl: redis-single", "clients: 0", "expect: safe"), "s.yaml:4: scenarios[0].clients: clients 0: must be between 1 and 256"},
+		{"resolve error from defaults", "defaults:\n  hold_min: 1s\nscenarios:\n  - name: x\n    impl: redis-single\n    expect: safe\n", "s.yaml:2: defaults.hold_min: hold_min must be ≥ 0 and ≤ hold_max"},
+		{"missing expect", scenario("impl: redis-single"), "s.yaml:2: scenarios[0].expect: missing: give safe, unsafe"},
+		{"bad expect", scenario("impl: redis-single", "expect: maybe"), "s.yaml:4: scenarios[0].expect: want safe, unsafe or any"},
+		{"bad expect field", scenario("impl: redis-single", "expect: {verdict: safe, recovery: 2s}"), "s.yaml:4: scenarios[0].expect.recovery: unknown field (valid: verdict, mutex, max_recovery, never_recovers)"},
+		{"bad recovery", scenario("impl: redis-single", "expect: {max_recovery: soon}"), "s.yaml:4: scenarios[0].expect.max_recovery: want a positive duration"},
+		{"contradiction", scenario("impl: redis-single", "expect: {max_recovery: 2s, never_recovers: true}"), "s.yaml:4: scenarios[0].expect: max_recovery and never_recovers contradict"},
+		{"bad seeds", scenario("impl: redis-single", "seeds: 3", "expect: safe"), "s.yaml:4: scenarios[0].seeds: want a non-empty list of seeds"},
+		{"duplicate seed", scenario("impl: redis-single", "seeds: [1, 1]", "expect: safe"), "s.yaml:4: scenarios[0].seeds: seed 1 given twice"},
+		{"bad name", "scenarios:\n  - name: a/b\n    impl: redis-single\n    expect: safe\n", "s.yaml:2: scenarios[0].name: want a name of letters"},
+		{"missing name", "scenarios:\n  - impl: redis-single\n    expect: safe\n", "s.yaml:2: scenarios[0].name: missing"},
+		{"duplicate name", "scenarios:\n  - {name: a, impl: redis-single, expect: safe}\n  - {name: a, impl: redis-single, expect: safe}\n", `s.yaml:3: scenarios[1].name: "a" is taken by the scenario on line 2`},
+		{"name in defaults", "defaults:\n  name: a\nscenarios: []\n", "s.yaml:2: defaults.name: unknown field"},
+		{"seed instead of seeds", scenario("impl: redis-single", "seed: 3", "expect: safe"), "s.yaml:4: scenarios[0].seed: unknown field"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse("s.yaml", []byte(tc.src))
+			var se *Error
+			if !errors.As(err, &se) {
+				t.Fatalf("got %v, want a *suite.Error", err)
+			}
+			if !strings.HasPrefix(err.Error(), tc.want) {
+				t.Fatalf("got  %s\nwant %s…", err, tc.want)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error spans lines: %q", err)
+			}
+		})
+	}
+}
+
+// picky is a fault that applies to fenced designs only: the suite must
+// refuse it for others before anything starts.
+type picky struct{}
+
+func (picky) Name() string        { return "test-picky" }
+func (picky) Description() string { return "test fault" }
+func (picky) Applies(d impls.Design, _ string) error {
+	if !d.Fenced {
+		return errors.New("it needs fencing tokens")
+	}
+	return nil
+}
+func (picky) Run(ctx context.Context, _ *faults.Env) error { <-ctx.Done(); return nil }
+
+func init() { faults.Register(picky{}) }
+
+func TestParseInapplicableFault(t *testing.T) {
+	src := "scenarios:\n  - name: ok\n    impl: redis-single-fenced\n    faults: test-picky\n    expect: safe\n" +
+		"  - name: refused\n    impl: redis-single\n    faults: [none, test-picky]\n    expect: safe\n"
+	_, err := Parse("s.yaml", []byte(src))
+	want := "s.yaml:8: scenarios[1].faults: fault test-picky does not apply to impl redis-single: it needs fencing tokens"
+	if err == nil || err.Error() != want {
+		t.Fatalf("got  %v\nwant %s", err, want)
+	}
+}

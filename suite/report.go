@@ -1,0 +1,238 @@
+package suite
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/locktest/locktest/checker"
+	"github.com/locktest/locktest/reports"
+)
+
+// Files a suite's --out directory holds besides runs/.
+const (
+	ReportFile  = "suite.json"
+	SummaryFile = "summary.md"
+	JUnitFile   = "junit.xml"
+	RunsDir     = "runs"
+)
+
+// row aggregates the runs of one scenario.
+type row struct {
+	name, rows, impl, faults, expected string
+	runs, pass, fail, errs, notRun     int
+	valid, invalid, unknown            int
+	wall                               float64
+}
+
+func (r Report) rows() []*row {
+	var out []*row
+	by := map[string]*row{}
+	for _, o := range r.Outcomes {
+		rw := by[o.Scenario]
+		if rw == nil {
+			rw = &row{name: o.Scenario, rows: strings.Join(o.Anomalies, ", "), impl: o.Impl,
+				faults: strings.Join(o.Faults, "+"), expected: o.Expected}
+			by[o.Scenario] = rw
+			out = append(out, rw)
+		}
+		rw.runs++
+		rw.wall += o.WallSeconds
+		switch o.Status {
+		case Pass:
+			rw.pass++
+		case Fail:
+			rw.fail++
+		case Errored:
+			rw.errs++
+		case NotRun:
+			rw.notRun++
+		}
+		if o.Status == Pass || o.Status == Fail {
+			switch o.Verdict {
+			case checker.Valid:
+				rw.valid++
+			case checker.Invalid:
+				rw.invalid++
+			default:
+				rw.unknown++
+			}
+		}
+	}
+	return out
+}
+
+// result says how the scenario's runs went, e.g. "unsafe 10/10".
+func (rw *row) result() string {
+	var parts []string
+	for _, c := range []struct {
+		n    int
+		what string
+	}{{rw.invalid, "unsafe"}, {rw.valid, "safe"}, {rw.unknown, "unknown"}, {rw.errs, "error"}, {rw.notRun, "not run"}} {
+		if c.n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d/%d", c.what, c.n, rw.runs))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (rw *row) status() Status {
+	switch {
+	case rw.fail > 0:
+		return Fail
+	case rw.errs > 0:
+		return Errored
+	case rw.notRun > 0:
+		return NotRun
+	}
+	return Pass
+}
+
+// headline is the suite's outcome in one line.
+func (r Report) headline() string {
+	var pass int
+	for _, o := range r.Outcomes {
+		if o.Status == Pass {
+			pass++
+		}
+	}
+	word := "PASSED"
+	switch {
+	case r.Interrupted:
+		word = "INTERRUPTED"
+	case !r.Passed():
+		word = "FAILED"
+	}
+	return fmt.Sprintf("suite %s %s: %d/%d runs as expected in %s (parallel %d)", r.Suite, word, pass,
+		len(r.Outcomes), time.Duration(r.WallSeconds*float64(time.Second)).Round(time.Second), r.Parallel)
+}
+
+// Print writes the suite's result table and every failure's reproducing
+// command.
+func (r Report) Print(w io.Writer) {
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "\tscenario\texpected\tresult\twall")
+	for _, rw := range r.rows() {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.0fs\n", strings.ToUpper(string(rw.status())), rw.name, rw.expected, rw.result(), rw.wall)
+	}
+	tw.Flush()
+	for _, o := range r.Outcomes {
+		if o.Status == Fail || o.Status == Errored {
+			fmt.Fprintln(w, resultLine(o))
+		}
+	}
+	fmt.Fprintln(w, r.headline())
+	fmt.Fprintf(w, "reports   %s, %s, %s in %s\n", SummaryFile, JUnitFile, ReportFile, r.Out)
+}
+
+// Write writes suite.json, junit.xml, the designs × faults comparison of
+// the finished runs (compare.html, .png, .md, .json) and summary.md: the
+// suite's table, its failures and the comparison, in Markdown for a CI job
+// summary.
+func (r Report) Write() error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("write suite report: %w", err)
+	}
+	errs := []error{os.WriteFile(filepath.Join(r.Out, ReportFile), append(data, '\n'), 0o644)}
+	var md strings.Builder
+	r.markdown(&md)
+	var dirs []string
+	for _, o := range r.Outcomes {
+		if o.Status == Pass || o.Status == Fail {
+			dirs = append(dirs, o.Dir)
+		}
+	}
+	if runs, notes, err := reports.LoadRuns(dirs); err == nil {
+		m := reports.NewMatrix(runs)
+		m.Notes = notes
+		errs = append(errs, reports.WriteComparison(r.Out, m))
+		fmt.Fprintln(&md)
+		m.Markdown(&md)
+	} else if len(dirs) > 0 {
+		errs = append(errs, err)
+	}
+	errs = append(errs, os.WriteFile(filepath.Join(r.Out, SummaryFile), []byte(md.String()), 0o644))
+	f, err := os.Create(filepath.Join(r.Out, JUnitFile))
+	if err == nil {
+		err = reports.WriteJUnit(f, reports.Suite{Name: "locktest suite " + r.Suite, Timestamp: r.Started, Cases: r.junit()})
+		err = errors.Join(err, f.Close())
+	}
+	errs = append(errs, err)
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("write suite report: %w", err)
+	}
+	return nil
+}
+
+func (r Report) markdown(w io.Writer) {
+	fmt.Fprintf(w, "## locktest %s\n\n", r.headline())
+	fmt.Fprintf(w, "Suite file `%s`. The verdict is the check of what the workload protects; *unsafe* means lost updates (counter) or two holders (mutex).\n\n", r.File)
+	fmt.Fprintln(w, "| | scenario | ANOMALIES row | impl | faults | expected | result | wall |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
+	icon := map[Status]string{Pass: "✅", Fail: "❌", Errored: "⚠️", NotRun: "⏹"}
+	for _, rw := range r.rows() {
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %.0fs |\n", icon[rw.status()], rw.name, rw.rows,
+			rw.impl, rw.faults, rw.expected, rw.result(), rw.wall)
+	}
+	var bad []Outcome
+	for _, o := range r.Outcomes {
+		if o.Status == Fail || o.Status == Errored {
+			bad = append(bad, o)
+		}
+	}
+	if len(bad) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n### Failures\n")
+	for _, o := range bad {
+		fmt.Fprintf(w, "\n**%s seed %d**: expected %s, got %s\n\n", o.Scenario, o.Seed, o.Expected, orNothing(o.Got))
+		for _, why := range append(o.Reasons, o.Error) {
+			if why != "" {
+				fmt.Fprintf(w, "- %s\n", why)
+			}
+		}
+		fmt.Fprintf(w, "\nreproduce:\n\n```\n%s\n```\n", o.Command)
+		if o.Dir != "" {
+			fmt.Fprintf(w, "run directory: `%s`\n", o.Dir)
+		}
+	}
+}
+
+func orNothing(s string) string {
+	if s == "" {
+		return "no verdict"
+	}
+	return s
+}
+
+// junit makes a test case of each run. A suite's expectation says more
+// than one outcome (the mutex check, a recovery bound), so a case carries
+// the suite's own judgement: Actual is the expectation when the run
+// matched it, and what the run showed when it did not.
+func (r Report) junit() []reports.TestCase {
+	var cases []reports.TestCase
+	for _, o := range r.Outcomes {
+		c := reports.TestCase{Scenario: fmt.Sprintf("%s seed %d", o.Scenario, o.Seed), Group: r.Suite,
+			Expected: reports.Outcome(o.Expected), Actual: reports.Outcome(o.Expected), Command: o.Command,
+			Duration: time.Duration(o.WallSeconds * float64(time.Second)), RunDir: o.Dir,
+			Details: strings.Join(o.Reasons, "\n")}
+		switch o.Status {
+		case Fail:
+			c.Actual = reports.Outcome(o.Got)
+		case Errored:
+			c.Err = o.Error
+		case NotRun:
+			c.Err = "not run to its end: the suite was interrupted"
+		}
+		cases = append(cases, c)
+	}
+	return cases
+}

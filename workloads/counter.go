@@ -1,0 +1,88 @@
+package workloads
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/locktest/locktest/history"
+	"github.com/locktest/locktest/impls"
+)
+
+func init() {
+	Register(Workload{
+		Name: "counter",
+		Description: "acquire, read the protected counter, sleep, write counter+1 with the token, release: " +
+			"checks that no update is lost",
+		NeedsResource: true,
+		Cycle:         incrementCycle(false),
+	})
+	Register(Workload{
+		Name: "counter-renew",
+		Description: "counter with a lease renewal between the read and the write; a refused renewal " +
+			"abandons the write (needs a design that renews)",
+		NeedsResource: true,
+		NeedsRenew:    true,
+		Cycle:         incrementCycle(true),
+	})
+}
+
+// incrementCycle is one acquire-increment-release: the critical section is
+// one incr op that reads v and writes v+1. With renew, the lease is renewed
+// in the middle of the hold, between the read and the write (Resolve
+// guarantees a Renewer).
+func incrementCycle(renew bool) func(ctx context.Context, e *Env) {
+	return func(ctx context.Context, e *Env) {
+		key := e.key()
+		g, ok := e.acquire(ctx, key)
+		if !ok {
+			return
+		}
+		o := e.invoke(history.FIncr, key)
+		v, err := e.Resource.Read(context.Background(), key, g.Token)
+		if err != nil {
+			// Nothing was written: a failed or refused read is a definite
+			// failure of the increment.
+			o.done(definiteRead(err), func(r *history.Record) { r.Token = g.Token })
+			e.release(key, g)
+			return
+		}
+		e.Sink.InCriticalSection()
+		e.hold()
+		if renew {
+			// Renewing checks the lease after whatever pause hit the hold:
+			// it saves the data from a pause before it, not from one after.
+			if g, err = e.renew(key, g); err != nil {
+				o.done(impls.Definite(fmt.Errorf("renewal failed, nothing written: %w", err)),
+					func(r *history.Record) { r.Token = g.Token })
+				e.release(key, g)
+				return
+			}
+			e.hold()
+		}
+		err = e.Resource.Write(context.Background(), key, v+1, g.Token)
+		o.done(err, func(r *history.Record) { r.Value, r.Token = history.Int64(v), g.Token })
+		e.release(key, g)
+	}
+}
+
+// renew records and runs one lease renewal.
+func (e *Env) renew(key string, g impls.Grant) (impls.Grant, error) {
+	o := e.invoke(history.FRenew, key)
+	before := e.commands()
+	ng, err := e.Lock.(impls.Renewer).Renew(context.Background(), key, g)
+	o.done(err, func(r *history.Record) { r.Token, r.Cmds = g.Token, int(e.commands()-before) })
+	if err != nil {
+		return g, err
+	}
+	return ng, nil
+}
+
+// definiteRead marks a failed read as a definite failure of the increment
+// (nothing was written); a stale-token refusal keeps its own meaning.
+func definiteRead(err error) error {
+	if errors.Is(err, ErrStale) {
+		return err
+	}
+	return impls.Definite(fmt.Errorf("read failed, nothing written: %w", err))
+}
