@@ -43,9 +43,9 @@ func TestEtcd(t *testing.T) {
 		{row: "row14", impl: "etcd-txn", fault: "pause-node", args: serverPauseArgs, code: 0, data: checker.Valid},
 		// The leader cut off or crashed (the last etcd scenario): the others elect a
 		// new one and the lock is available again.
-		{row: "leader", impl: "etcd-fenced", fault: "partition", args: []string{"--fault-target", "leader"},
+		{row: "leader", impl: "etcd-fenced", fault: "partition", args: leaderArgs,
 			code: 0, data: checker.Valid, check: recovered},
-		{row: "leader", impl: "etcd-txn", fault: "kill-node", args: []string{"--fault-target", "leader"},
+		{row: "leader", impl: "etcd-txn", fault: "kill-node", args: leaderArgs,
 			code: 0, data: checker.Valid, check: recovered},
 	}
 	runScenarios(t, cases, "8s")
@@ -60,28 +60,49 @@ func staleWritesRejected(t *testing.T, _ runHistory, res reports.Results) {
 	}
 }
 
-// recovered: after every fault that healed 3 s or more before the run
-// ended, some client acquired the lock again (measured: while the leader
-// is cut off nobody acquires, sessions expire, and clients start over up to
-// 1.4 s after it heals); the summary says how soon.
+// recoveryBound is how soon after the leader is cut off or killed some
+// client must hold the lock again. Measured on an idle machine: 2.0-3.4 s
+// after the fault began (a new election, then the holder's lease running
+// out on the new leader, which extends every lease on taking over).
+const recoveryBound = 5 * time.Second
+
+// leaderArgs give the leader scenarios one fault with recoveryBound of
+// quiet after it began (seed 1: the first fault at ~5.8 s, the next at
+// ~11.3 s), so a second fault on the new leader cannot hide the recovery.
+var leaderArgs = []string{"--fault-target", "leader", "--fault-interval", "5s", "--duration", "12s"}
+
+// recovered: some client acquired the lock again before the next fault
+// began, after every fault followed by recoveryBound or more of quiet; at
+// least one fault must be; the summary says how soon.
 func recovered(t *testing.T, h runHistory, res reports.Results) {
 	t.Helper()
-	if len(res.Metrics.Recoveries) == 0 {
-		t.Fatal("no recovery measured")
+	if len(res.Metrics.Recoveries) != len(h.faults) {
+		t.Fatalf("%d recoveries measured for %d faults", len(res.Metrics.Recoveries), len(h.faults))
 	}
 	var end int64
 	for _, op := range h.ops {
 		end = max(end, op.Call)
 	}
+	asserted := 0
 	for i, rc := range res.Metrics.Recoveries {
-		if rc.NextAcquireMs != nil {
-			t.Logf("%s on %s: next acquisition after %.0f ms", rc.Fault, rc.Target, *rc.NextAcquireMs)
+		quietUntil := end
+		if i+1 < len(h.faults) {
+			quietUntil = h.faults[i+1].Start
+		}
+		quiet := time.Duration(quietUntil - h.faults[i].Start)
+		if quiet < recoveryBound {
 			continue
 		}
-		if f := h.faults[i]; f.Stop+int64(3*time.Second) < end {
-			t.Errorf("%s on %s: the lock was not acquired again in the %.1f s after it healed",
-				rc.Fault, rc.Target, float64(end-f.Stop)/1e9)
+		asserted++
+		if rc.NextAcquireMs == nil || time.Duration(*rc.NextAcquireMs*1e6) > quiet {
+			t.Errorf("%s on %s: the lock was not acquired again in the %.1f s before the next fault or the end",
+				rc.Fault, rc.Target, quiet.Seconds())
+			continue
 		}
+		t.Logf("%s on %s: next acquisition after %.0f ms", rc.Fault, rc.Target, *rc.NextAcquireMs)
+	}
+	if asserted == 0 {
+		t.Fatalf("no fault was followed by %s of quiet: the scenario cannot show recovery", recoveryBound)
 	}
 }
 
