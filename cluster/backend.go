@@ -29,6 +29,9 @@ type Instance interface {
 	// Stop asks the server to exit and kills it after grace. It is the
 	// end of the node: a container is removed.
 	Stop(grace time.Duration) error
+	// HostPid is the server's process id as this host sees it: a fault
+	// that reaches into its sockets needs it.
+	HostPid() (int, error)
 }
 
 // Backend runs the servers of a cluster: as local processes (the default)

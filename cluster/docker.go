@@ -390,6 +390,21 @@ func (c *containerInstance) state(ctx context.Context) (*container.State, error)
 	return r.Container.State, nil
 }
 
+// HostPid is the pid of the container's first process: the server itself,
+// as the entrypoint is its binary.
+func (c *containerInstance) HostPid() (int, error) {
+	ctx, cancel := c.ctx()
+	defer cancel()
+	st, err := c.state(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if st.Pid == 0 {
+		return 0, fmt.Errorf("%s is not running", c.name)
+	}
+	return st.Pid, nil
+}
+
 func (c *containerInstance) Stopped() bool {
 	ctx, cancel := c.ctx()
 	defer cancel()

@@ -31,6 +31,10 @@ type Link struct {
 	Upstream string
 
 	proxy *toxiproxy.Proxy
+	// bypass, if set, closes the connections between From and To that
+	// do not go through the link (see StartZooKeeper): Cut calls it once
+	// the link is cut, so nothing crosses the partition.
+	bypass func() error
 }
 
 // LinkName names the link on which from dials to.
@@ -119,9 +123,15 @@ func (l *Link) Latency(owner string, latency, jitter time.Duration) error {
 // closes the connections that were cut, as TCP eventually does after a
 // partition outlasts its retransmissions; new connections work at once.
 func (l *Link) Cut(owner string) error {
-	return errors.Join(
+	err := errors.Join(
 		l.add(owner+"/cut-up", "timeout", "upstream", map[string]int64{"timeout": 0}),
 		l.add(owner+"/cut-down", "timeout", "downstream", map[string]int64{"timeout": 0}))
+	if err == nil && l.bypass != nil {
+		if err = l.bypass(); err != nil {
+			err = fmt.Errorf("link %s: close connections around it: %w", l.Name, err)
+		}
+	}
+	return err
 }
 
 // Reset makes the link reset its connections as soon as data flows in

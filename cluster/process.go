@@ -119,6 +119,9 @@ func runAs(attr *syscall.SysProcAttr, name string) (bool, error) {
 // with SameGroup).
 func (p *Process) Pid() int { return p.cmd.Process.Pid }
 
+// HostPid is Pid, for Instance.
+func (p *Process) HostPid() (int, error) { return p.Pid(), nil }
+
 // Done is closed when the process has exited.
 func (p *Process) Done() <-chan struct{} { return p.done }
 

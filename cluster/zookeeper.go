@@ -76,10 +76,11 @@ type Ensemble struct {
 // election connection, the higher one drops it and dials back the address
 // the lower one advertises, its real election port (ZooKeeper's
 // QuorumCnxManager keeps one connection per pair, dialled by the higher
-// id). So a partition cuts clients and replication completely but may
-// leave such an election connection up; a cut-off leader then keeps
-// telling that peer it leads, which slows re-election (2–7 s measured
-// from the cut to a new leader serving).
+// id). Left up across a partition, such a connection let a cut-off leader
+// with the highest id keep winning votes it could not serve, and the
+// ensemble stalled. So cutting an election link between two servers also
+// shuts down their direct election connections, either way; once both
+// links of the pair are cut no new one can form until they heal.
 func (c *Cluster) StartZooKeeper(ctx context.Context, n int) (*Ensemble, error) {
 	java, err := ZooKeeperBinaries()
 	if err != nil {
@@ -121,6 +122,11 @@ func (c *Cluster) StartZooKeeper(ctx context.Context, n int) (*Ensemble, error) 
 				le, err := c.Link(LinkName(name(i), name(j))+"/election", election)
 				if err != nil {
 					return nil, err
+				}
+				// Both ways: until both links of the pair are cut, a
+				// connection around one can form through the other.
+				le.bypass = func() error {
+					return errors.Join(e.closeDirect(i, ps[j].election), e.closeDirect(j, ps[i].election))
 				}
 				quorum, election = lq.Addr(), le.Addr()
 			}
@@ -195,6 +201,24 @@ func (c *Cluster) StartZooKeeper(ctx context.Context, n int) (*Ensemble, error) 
 	}
 	go e.followRoles()
 	return e, nil
+}
+
+// closeDirect shuts down server i's connections to a peer's real
+// election port, which bypass the links (see StartZooKeeper).
+func (e *Ensemble) closeDirect(i, port int) error {
+	inst := e.Nodes[i].Process()
+	if inst == nil {
+		return nil
+	}
+	if exited, _ := inst.Exited(); exited {
+		return nil
+	}
+	pid, err := inst.HostPid()
+	if err != nil {
+		return err
+	}
+	_, err = shutdownConnectionsTo(pid, port)
+	return err
 }
 
 func loopback(port int) string { return fmt.Sprintf("127.0.0.1:%d", port) }

@@ -223,6 +223,8 @@ func (h runHistory) reusedTokens() []int64 {
 // client was stopped in by pause-acquire (sooner after the pause than a
 // retry could) for longer than the TTL: the client took a grant the pause
 // had let expire. (A pause the run's end cut short is no such case.)
+// The fault's stop is recorded after SIGCONT, so the resumed client may
+// return a little before it: what counts is returning close to it.
 func (h runHistory) grantedByPausedTry() []int {
 	var out []int
 	for _, op := range h.ops {
@@ -230,8 +232,9 @@ func (h runHistory) grantedByPausedTry() []int {
 			continue
 		}
 		for _, f := range h.faults {
+			sinceResume := op.Return - f.Stop
 			if f.Name == "pause-acquire" && f.Target == fmt.Sprintf("c%d", op.Process) && f.Stop-f.Start > int64(defaultTTL) &&
-				op.Call < f.Start && f.Stop < op.Return && op.Return-f.Stop < int64(pausedTryWindow) {
+				op.Call < f.Start && op.Return > f.Start && -int64(pausedTryWindow) < sinceResume && sinceResume < int64(pausedTryWindow) {
 				out = append(out, op.InvokeIndex)
 			}
 		}
