@@ -175,29 +175,48 @@ func expiredWaiters(h runHistory) []history.Op {
 }
 
 // grantExpired rewrites a history as if each refused acquire had been
-// granted, as etcd's client did before the fix, and the client had then
-// held the lock for the shortest critical section the workload runs
-// (--hold-min, 20 ms) and released it, or just before its next acquire
-// succeeded if that came sooner: only another client holding the lock at
-// the same time can make the grant illegal.
+// granted, as etcd's client did before the fix: the client then holds the
+// lock for the shortest critical section the workload runs (--hold-min,
+// 20 ms) and releases it. The client is sequential, so the cycles it really
+// began within that hold (it retried at once) are dropped whole, up to its
+// first acquire invoked after the release. Only another client holding the
+// lock at the same time can make the grant illegal.
 func grantExpired(recs []history.Record, ops, refused []history.Op) []history.Record {
 	const holdMin = int64(20 * time.Millisecond)
-	out := append([]history.Record(nil), recs...)
-	next := len(out)
+	drop := map[int]bool{}
+	var releases []history.Record
 	for i, op := range refused {
-		out[op.CompleteIndex].Type, out[op.CompleteIndex].Error = history.OK, ""
 		end := op.Return + holdMin
-		for _, o := range ops {
-			if o.Process == op.Process && o.Call > op.Return && o.Outcome == history.OK {
-				end = min(end, o.Return-1)
+		for _, o := range ops { // in call order
+			if o.Process != op.Process || o.Call <= op.Return {
+				continue
 			}
+			if o.F == history.FAcquire && o.Call > end {
+				break
+			}
+			drop[o.InvokeIndex], drop[o.CompleteIndex] = true, true
 		}
 		rel := history.Record{Process: op.Process, Seq: 1<<30 + i, Type: history.Invoke, F: history.FRelease,
-			Key: op.Key, Time: end - 1, Index: next}
+			Key: op.Key, Time: end - 1}
 		done := rel
-		done.Type, done.Time, done.Index = history.OK, end, next+1
-		out = append(out, rel, done)
-		next += 2
+		done.Type, done.Time = history.OK, end
+		releases = append(releases, rel, done)
+	}
+	var out []history.Record
+	for _, r := range recs {
+		if drop[r.Index] {
+			continue
+		}
+		for _, op := range refused {
+			if r.Index == op.CompleteIndex {
+				r.Type, r.Error = history.OK, ""
+			}
+		}
+		out = append(out, r)
+	}
+	out = append(out, releases...)
+	for i := range out {
+		out[i].Index = i
 	}
 	return out
 }
