@@ -11,7 +11,7 @@ func init() { Register(clientClockSkew{}) }
 
 // clientClockSkew moves the wall clock a client's lock reads: ahead or
 // behind by --clock-delta, running at --clock-rate. Designs that judge
-// expiry on the client's clock (SETNX + GETSET, ANOMALIES row 5) break.
+// expiry on the client's clock (SETNX + GETSET, docs/anomalies.md row 5) break.
 type clientClockSkew struct{}
 
 func (clientClockSkew) Name() string { return "client-clock-skew" }

@@ -7,7 +7,7 @@ func init() { Register(clockBump{}) }
 // clockBump steps servers' wall clocks by --clock-delta (an NTP step, an
 // operator's date command) and steps them back after the fault duration.
 // A forward jump expires Redis keys early: Redlock's clock assumption
-// (ANOMALIES row 8).
+// (docs/anomalies.md row 8).
 type clockBump struct{ serverClock }
 
 func (clockBump) Name() string { return "clock-bump" }

@@ -14,7 +14,7 @@ func init() { Register(killHolder{}) }
 // duration, so the run keeps its client count. The lock stays taken until
 // its lease runs out: the time until another client acquires it is the
 // design's recovery time (~TTL for leases, never for a lock without
-// expiry, ANOMALIES row 17).
+// expiry, docs/anomalies.md row 17).
 type killHolder struct{}
 
 func (killHolder) Name() string { return "kill-holder" }

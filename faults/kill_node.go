@@ -14,7 +14,7 @@ func init() { Register(killNode{}) }
 // and data directory after the fault duration. What survives depends on the
 // design's persistence (--persist: Redis AOF with appendfsync always;
 // otherwise nothing is on disk and the server comes back empty), which is
-// Redlock's restart problem (ANOMALIES row 9).
+// Redlock's restart problem (docs/anomalies.md row 9).
 type killNode struct{}
 
 func (killNode) Name() string { return "kill-node" }

@@ -11,7 +11,7 @@ func init() { Register(pauseNode{}) }
 
 // pauseNode freezes servers with SIGSTOP: they keep their sockets open but
 // answer nothing, like a machine in a long GC or swap storm. Jepsen's etcd
-// test (ANOMALIES row 14) pauses servers this way.
+// test (docs/anomalies.md row 14) pauses servers this way.
 type pauseNode struct{}
 
 func (pauseNode) Name() string { return "pause-node" }

@@ -8,7 +8,7 @@ import (
 
 func init() { Register(redlockClockJump{}) }
 
-// redlockClockJump is ANOMALIES row 8: a client holds the Redlock on three
+// redlockClockJump is docs/anomalies.md row 8: a client holds the Redlock on three
 // of five nodes (it cannot reach the other two), and the clock of one of
 // the three jumps forward past the lease: its key expires at once, and a
 // client that reaches every node gets three nodes of its own.

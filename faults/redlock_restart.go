@@ -8,7 +8,7 @@ import (
 
 func init() { Register(redlockRestart{}) }
 
-// redlockRestart is ANOMALIES row 9: a client holds the Redlock on three
+// redlockRestart is docs/anomalies.md row 9: a client holds the Redlock on three
 // of five nodes (it cannot reach the other two), and one of the three
 // crashes and restarts after the fault duration. Without persistence it
 // comes back empty and a client that reaches every node gets three nodes

@@ -11,7 +11,7 @@ import (
 	"github.com/locktest/locktest/impls"
 )
 
-// Kleppmann's Redlock scenarios (ANOMALIES rows 8 and 9) start from a
+// Kleppmann's Redlock scenarios (docs/anomalies.md rows 8 and 9) start from a
 // client that holds the lock on a bare majority of the nodes because it
 // could not reach the others when it acquired. One node of that majority
 // then forgets the lock (its clock jumps, or it restarts empty), and

@@ -12,7 +12,7 @@ import (
 
 func init() { Register(slowResourceWrite{}) }
 
-// slowResourceWrite is Kleppmann's delayed packet (ANOMALIES row 3): the
+// slowResourceWrite is Kleppmann's delayed packet (docs/anomalies.md row 3): the
 // holder has read the resource and sends its write, which the network
 // holds for the fault duration (> TTL). Meanwhile the lease runs out,
 // another client takes the lock and writes; then the old write lands. Only

@@ -18,7 +18,7 @@ const (
 	tryAbort             // definitely not granted, and the design gives up at once
 )
 
-// acquireLoop is the pull-mode acquire of seed 000: try, and if refused
+// acquireLoop is the pull-mode acquire of source S0: try, and if refused
 // sleep a random time in [RetryMin, RetryMin+RetryJitter) and try again,
 // until the deadline D = now + AcquireTimeout. The random sleep keeps
 // waiters from retrying in lockstep.

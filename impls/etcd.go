@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/locktest/locktest/cluster"
+	"github.com/locktest/locktest/seed"
 )
 
 func init() {
@@ -100,7 +101,7 @@ func newEtcdLock(cfg Config, fenced bool) (*etcdLock, error) {
 	// on a partitioned member).
 	cli.KV = boundedKV{KV: cli.KV, io: cfg.IOTimeout, n: cmds}
 	return &etcdLock{cfg: cfg, fenced: fenced, cli: cli, cmds: cmds, held: map[string]*concurrency.Mutex{},
-		rng: rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(cfg.Client)))}, nil
+		rng: seed.Stream(cfg.Seed, seed.Locks, cfg.Client)}, nil
 }
 
 func (l *etcdLock) Commands() int64 { return l.cmds.Load() }

@@ -11,13 +11,14 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/locktest/locktest/cluster"
+	"github.com/locktest/locktest/seed"
 )
 
 func init() {
 	Register(Design{
 		Name: "postgres-unique",
 		Description: "PostgreSQL: INSERT a row under a unique key to acquire, DELETE it to release, no expiry " +
-			"(seed 002): a crashed holder keeps the lock forever",
+			"(source S2): a crashed holder keeps the lock forever",
 		Binaries: map[string]string{"initdb": "postgresql", "postgres": "postgresql"},
 		Roles:    []string{cluster.RoleLock},
 		Deploy:   deployPostgres,
@@ -45,11 +46,11 @@ func deployPostgres(ctx context.Context, c *cluster.Cluster, _ Config) (Deployme
 	return Deployment{Nodes: []*cluster.Node{n}}, nil
 }
 
-// postgresUnique is seed 002's SQL lock: the row is the lock, the unique
+// postgresUnique is source S2's SQL lock: the row is the lock, the unique
 // index refuses a second holder, and nothing ever removes the row but its
 // owner's DELETE. Mutual exclusion holds whatever happens to the clients;
 // liveness does not: a holder that dies holding the lock keeps it for good
-// (ANOMALIES row 17).
+// (docs/anomalies.md row 17).
 type postgresUnique struct {
 	cfg  Config
 	rng  *rand.Rand
@@ -59,7 +60,7 @@ type postgresUnique struct {
 }
 
 func newPostgresUnique(cfg Config) *postgresUnique {
-	return &postgresUnique{cfg: cfg, rng: rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(cfg.Client)))}
+	return &postgresUnique{cfg: cfg, rng: seed.Stream(cfg.Seed, seed.Locks, cfg.Client)}
 }
 
 // Commands counts the SQL statements sent.

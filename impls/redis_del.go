@@ -9,7 +9,7 @@ import (
 func init() {
 	Register(Design{
 		Name: "redis-del",
-		Description: "redis-single but released with a plain DEL, no owner check (seeds 002, 003): the control " +
+		Description: "redis-single but released with a plain DEL, no owner check (sources S2, S3): the control " +
 			"that must fail, a late holder deletes the next holder's lock",
 		Binaries: map[string]string{"redis-server": "redis-server"},
 		Roles:    lockRoles(1),

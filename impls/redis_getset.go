@@ -7,13 +7,14 @@ import (
 	"math/rand/v2"
 	"strconv"
 
+	"github.com/locktest/locktest/seed"
 	"github.com/redis/go-redis/v9"
 )
 
 func init() {
 	Register(Design{
 		Name: "redis-getset",
-		Description: "seed 003: SETNX key <client time + TTL>; if the stored time is past, GETSET takes over; " +
+		Description: "source S3: SETNX key <client time + TTL>; if the stored time is past, GETSET takes over; " +
 			"release with DEL if the client's clock says the lease still runs (expiry judged by client clocks)",
 		Binaries: map[string]string{"redis-server": "redis-server"},
 		Roles:    lockRoles(1),
@@ -23,7 +24,7 @@ func init() {
 			rdb := nodeClient(cfg)
 			rdb.AddHook(cc)
 			return &redisGetset{cfg: cfg, rdb: rdb, commandCount: cc,
-				rng: rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(cfg.Client)))}, nil
+				rng: seed.Stream(cfg.Seed, seed.Locks, cfg.Client)}, nil
 		},
 	})
 }
@@ -77,7 +78,7 @@ func (l *redisGetset) Acquire(ctx context.Context, key string) (Grant, error) {
 	})
 }
 
-// Release is seed 003's step 5: DEL if the lease has not run out by our
+// Release is source S3's step 5: DEL if the lease has not run out by our
 // clock; otherwise leave the key alone, it is someone else's to take.
 func (l *redisGetset) Release(ctx context.Context, key string, g Grant) error {
 	exp, err := strconv.ParseInt(g.Owner, 10, 64)

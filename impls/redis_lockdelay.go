@@ -9,7 +9,7 @@ import (
 func init() {
 	Register(Design{
 		Name: "redis-lockdelay",
-		Description: "Chubby's lock-delay on one Redis node (seed 004): a lease that expired instead of being " +
+		Description: "Chubby's lock-delay on one Redis node (source S4): a lease that expired instead of being " +
 			"released keeps the lock unavailable for a further delay (= TTL)",
 		Binaries: map[string]string{"redis-server": "redis-server"},
 		Roles:    lockRoles(1),

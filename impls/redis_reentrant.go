@@ -3,16 +3,16 @@ package impls
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"time"
 
+	"github.com/locktest/locktest/seed"
 	"github.com/redis/go-redis/v9"
 )
 
 func init() {
 	Register(Design{
 		Name: "redis-reentrant",
-		Description: "seed 001 (Spring RedisLockRegistry style): a local lock, then a remote lock whose Lua " +
+		Description: "source S1 (Spring RedisLockRegistry style): a local lock, then a remote lock whose Lua " +
 			"script re-enters for the same process id and refreshes the TTL; fixed 100 ms spin; GET-then-DEL release",
 		Binaries: map[string]string{"redis-server": "redis-server"},
 		Roles:    lockRoles(1),
@@ -21,10 +21,10 @@ func init() {
 	})
 }
 
-// reentrantSpin is seed 001's fixed sleep between tries.
+// reentrantSpin is source S1's fixed sleep between tries.
 const reentrantSpin = 100 * time.Millisecond
 
-// reentrantScript is seed 001's OBTAIN_LOCK_SCRIPT: our process id already
+// reentrantScript is source S1's OBTAIN_LOCK_SCRIPT: our process id already
 // there means we re-enter and refresh the TTL; a free key is taken. (The
 // seed's EXPIRE lacks its key; this is what it meant.)
 var reentrantScript = redis.NewScript(`
@@ -50,7 +50,7 @@ type redisReentrant struct {
 }
 
 func newRedisReentrant(cfg Config) (Lock, error) {
-	id := fmt.Sprintf("c%d-%x", cfg.Client, rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(cfg.Client))).Uint64())
+	id := fmt.Sprintf("c%d-%x", cfg.Client, seed.Stream(cfg.Seed, seed.Locks, cfg.Client).Uint64())
 	s := newRedisSingle(cfg, nodeClient(cfg), singleOpts{owner: id, sleep: reentrantSpin,
 		acquire: func(ctx context.Context, rdb *redis.Client, key, owner string, cfg Config, _ bool) (int64, error) {
 			return reentrantScript.Run(ctx, rdb, []string{key}, owner, cfg.TTL.Milliseconds()).Int64()
@@ -59,7 +59,7 @@ func newRedisReentrant(cfg Config) (Lock, error) {
 	return &redisReentrant{redisSingle: s, local: map[string]chan struct{}{}}, nil
 }
 
-// getThenDel is seed 001's unlock: GET, and DEL if it is still our id.
+// getThenDel is source S1's unlock: GET, and DEL if it is still our id.
 // Two commands, not one script: the key can expire and be taken by
 // another process between them.
 func getThenDel(ctx context.Context, rdb *redis.Client, key, owner string) (int64, error) {

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locktest/locktest/cluster"
+	"github.com/locktest/locktest/seed"
 )
 
 func init() {
@@ -109,10 +110,10 @@ type singleOpts struct {
 	// release returns 1 when our lock was deleted, 0 when it was not ours
 	// (default compareAndDelete).
 	release func(ctx context.Context, rdb *redis.Client, key, owner string) (int64, error)
-	// owner, when set, is the value of every grant (seed 001's per-process
+	// owner, when set, is the value of every grant (source S1's per-process
 	// client id); otherwise each acquire makes a fresh one.
 	owner string
-	// sleep, when set, is a fixed sleep between tries (seed 001's spin)
+	// sleep, when set, is a fixed sleep between tries (source S1's spin)
 	// instead of the configured randomized one.
 	sleep time.Duration
 	// waitReplicas > 0: a grant counts only once WAIT says that many
@@ -144,7 +145,7 @@ func newRedisSingle(cfg Config, rdb *redis.Client, opt singleOpts) *redisSingle 
 		cfg.RetryMin, cfg.RetryJitter = opt.sleep, 0
 	}
 	return &redisSingle{cfg: cfg, opt: opt, rdb: rdb, commandCount: cc,
-		rng: rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(cfg.Client)))}
+		rng: seed.Stream(cfg.Seed, seed.Locks, cfg.Client)}
 }
 
 func (l *redisSingle) Acquire(ctx context.Context, key string) (Grant, error) {

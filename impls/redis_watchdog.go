@@ -11,7 +11,7 @@ import (
 func init() {
 	Register(Design{
 		Name: "redis-watchdog",
-		Description: "redis-single plus a Redisson-style watchdog (seed 002): while held, the lease is renewed " +
+		Description: "redis-single plus a Redisson-style watchdog (source S2): while held, the lease is renewed " +
 			"every TTL/3, so critical sections may outlast the TTL",
 		Binaries: map[string]string{"redis-server": "redis-server"},
 		Roles:    lockRoles(1),

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/locktest/locktest/seed"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -108,7 +109,7 @@ type redlock struct {
 func newRedlock(cfg Config, elapsed bool) *redlock {
 	nodes, cc, qw := redlockClients(cfg)
 	return &redlock{cfg: cfg, nodes: nodes, watch: qw, elapsed: elapsed, commandCount: cc,
-		rng: rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(cfg.Client)))}
+		rng: seed.Stream(cfg.Seed, seed.Locks, cfg.Client)}
 }
 
 // onAll runs f on every node in parallel, each bounded by the per-node

@@ -10,6 +10,7 @@ import (
 	"github.com/go-redsync/redsync/v4"
 	redsyncredis "github.com/go-redsync/redsync/v4/redis"
 	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
+	"github.com/locktest/locktest/seed"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -44,7 +45,7 @@ func newRedsync(cfg Config) (Lock, error) {
 		pools[i] = goredis.NewPool(c)
 	}
 	return &redsyncLock{cfg: cfg, clients: clients, rs: redsync.New(pools...), watch: qw, commandCount: cc,
-		rng: rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(cfg.Client)))}, nil
+		rng: seed.Stream(cfg.Seed, seed.Locks, cfg.Client)}, nil
 }
 
 func (l *redsyncLock) mutex(key string, opts ...redsync.Option) *redsync.Mutex {

@@ -16,13 +16,14 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/locktest/locktest/cluster"
+	"github.com/locktest/locktest/seed"
 )
 
 func init() {
 	Register(Design{
 		Name: "zookeeper",
 		Description: "3-node ZooKeeper: ephemeral-sequential znode, wait for the predecessor's deletion " +
-			"(seed 003); the session timeout is --ttl (no fencing)",
+			"(source S3); the session timeout is --ttl (no fencing)",
 		Binaries: zooKeeperBinaries,
 		Roles:    zooKeeperRoles,
 		Deploy:   deployZooKeeper,
@@ -72,7 +73,7 @@ type zkOpts struct {
 // sequence number holds the lock; everyone else waits for the deletion of
 // the znode just before its own. The znode lives as long as the session:
 // a client that is paused (or cut off) past the session timeout loses the
-// lock without knowing, which is ANOMALIES row 16. The sequence number only
+// lock without knowing, which is docs/anomalies.md row 16. The sequence number only
 // grows, so it is a fencing token.
 type zooKeeper struct {
 	cfg  Config
@@ -88,7 +89,7 @@ type zooKeeper struct {
 
 func newZooKeeper(cfg Config, opt zkOpts) *zooKeeper {
 	return &zooKeeper{cfg: cfg, opt: opt, parents: map[string]bool{},
-		rng: rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(cfg.Client)))}
+		rng: seed.Stream(cfg.Seed, seed.Locks, cfg.Client)}
 }
 
 // Commands counts requests and watch notifications.

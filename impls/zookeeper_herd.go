@@ -3,7 +3,7 @@ package impls
 func init() {
 	Register(Design{
 		Name: "zookeeper-herd",
-		Description: "zookeeper with the naive wait of seed 003: every waiter watches the lock's whole child list " +
+		Description: "zookeeper with the naive wait of source S3: every waiter watches the lock's whole child list " +
 			"and re-reads it on each change (the herd effect: load grows with the waiters)",
 		Binaries: zooKeeperBinaries,
 		Roles:    zooKeeperRoles,

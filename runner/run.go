@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sync"
@@ -20,6 +19,7 @@ import (
 	"github.com/locktest/locktest/history"
 	"github.com/locktest/locktest/impls"
 	"github.com/locktest/locktest/reports"
+	"github.com/locktest/locktest/seed"
 	"github.com/locktest/locktest/workloads"
 )
 
@@ -224,7 +224,7 @@ func (r *run) execute(ctx context.Context) (bool, error) {
 	var wcs []WorkerConfig
 	for i := range cfg.Clients {
 		wc := WorkerConfig{Client: i, Impl: cfg.Impl, Workload: cfg.Workload.Name, Lock: lockCfg, Keys: r.keys,
-			HoldMin: cfg.HoldMin, HoldMax: cfg.HoldMax, Seed: cfg.Seed}
+			HoldMin: cfg.HoldMin, HoldMax: cfg.HoldMax}
 		wc.Lock.Client = i
 		wc.Lock.Nodes = nil
 		for _, n := range dep.Nodes {
@@ -272,7 +272,7 @@ func (r *run) execute(ctx context.Context) (bool, error) {
 		go func() {
 			defer wg.Done()
 			e := *env
-			e.Rand = rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(1000+i)))
+			e.Rand = seed.Stream(cfg.Seed, seed.Faults, i)
 			e.Target = cfg.Targets[i]
 			faultErrs[i] = f.Run(nctx, &e)
 		}()

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"github.com/locktest/locktest/clock"
 	"github.com/locktest/locktest/history"
 	"github.com/locktest/locktest/impls"
+	"github.com/locktest/locktest/seed"
 	"github.com/locktest/locktest/workloads"
 )
 
@@ -63,7 +63,6 @@ type WorkerConfig struct {
 	Keys     []string     `json:"keys"`
 	HoldMin  Duration     `json:"hold_min"`
 	HoldMax  Duration     `json:"hold_max"`
-	Seed     int64        `json:"seed"`
 }
 
 // message is one line from a worker: a history record, a note that the
@@ -203,7 +202,7 @@ func Worker(in io.Reader, out io.Writer) (retErr error) {
 		Client:   cfg.Client,
 		Lock:     lock,
 		Keys:     cfg.Keys,
-		Rand:     rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(cfg.Client)+1)),
+		Rand:     seed.Stream(cfg.Lock.Seed, seed.Workloads, cfg.Client),
 		HoldMin:  time.Duration(cfg.HoldMin),
 		HoldMax:  time.Duration(cfg.HoldMax),
 		Sink:     sink,

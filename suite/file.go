@@ -32,7 +32,7 @@ type File struct {
 // what every one of those runs must show.
 type Scenario struct {
 	Name string
-	// Anomalies are the ANOMALIES.md rows the scenario encodes.
+	// Anomalies are the docs/anomalies.md rows the scenario encodes.
 	Anomalies []string
 	Seeds     []int64
 	Expect    Expect

@@ -175,7 +175,7 @@ func (r Report) Write() error {
 func (r Report) markdown(w io.Writer) {
 	fmt.Fprintf(w, "## locktest %s\n\n", r.headline())
 	fmt.Fprintf(w, "Suite file `%s`. The verdict is the check of what the workload protects; *unsafe* means lost updates (counter) or two holders (mutex).\n\n", r.File)
-	fmt.Fprintln(w, "| | scenario | ANOMALIES row | impl | faults | expected | result | wall |")
+	fmt.Fprintln(w, "| | scenario | docs/anomalies.md row | impl | faults | expected | result | wall |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
 	icon := map[Status]string{Pass: "✅", Fail: "❌", Errored: "⚠️", NotRun: "⏹"}
 	for _, rw := range r.rows() {

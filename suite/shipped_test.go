@@ -45,7 +45,7 @@ func TestFullCoversEverything(t *testing.T) {
 	}
 }
 
-// quickRows are the ANOMALIES rows quick.yaml must encode, each with the
+// quickRows are the docs/anomalies.md row quick.yaml must encode, each with the
 // designs and faults it needs: a row is required as soon as they are
 // registered.
 var quickRows = []struct {
@@ -84,7 +84,7 @@ func TestQuickEncodesCoreRows(t *testing.T) {
 			continue
 		}
 		if !slices.Contains(rows, q.row) {
-			t.Errorf("suites/quick.yaml encodes no scenario of ANOMALIES row %s (%v under %v)", q.row, q.impls, q.fault)
+			t.Errorf("suites/quick.yaml encodes no scenario of docs/anomalies.md row %s (%v under %v)", q.row, q.impls, q.fault)
 		}
 	}
 }

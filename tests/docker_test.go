@@ -121,7 +121,7 @@ func TestDockerMissingImage(t *testing.T) {
 	r.assertNothingLeft(t)
 }
 
-// TestDockerCoreRows runs the quick suite's core scenarios (ANOMALIES rows
+// TestDockerCoreRows runs the quick suite's core scenarios (docs/anomalies.md row
 // 1, 2 and 6) with every server in a container: the same expectations the
 // local backend meets in CI must hold.
 func TestDockerCoreRows(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"github.com/locktest/locktest/reports"
 )
 
-// serverPauseArgs is Jepsen's etcd 3.4.3 lock setup (ANOMALIES row 14): 2 s
+// serverPauseArgs is Jepsen's etcd 3.4.3 lock setup (docs/anomalies.md row 14): 2 s
 // leases, critical sections that read, sleep and write, and the whole
 // cluster paused past the lease. Critical sections outlast the pause, so a
 // holder is still inside one when the servers resume, find every lease
@@ -21,7 +21,7 @@ import (
 var serverPauseArgs = []string{"--fault-target", "all", "--ttl", "2s", "--acquire-timeout", "20s", "--fault-duration", "2500ms",
 	"--hold-min", "4s", "--hold-max", "6s", "--keys", "4", "--clients", "8", "--duration", "20s", "--fault-interval", "3s"}
 
-// TestEtcd reproduces the etcd rows of ANOMALIES.md on a real 3-node etcd
+// TestEtcd reproduces the etcd rows of docs/anomalies.md on a real 3-node etcd
 // cluster: the library's Mutex is unsafe when its lease runs out under a
 // holder (a paused client, paused servers), and the create revision of the
 // lock key, used as a fencing token by the resource or as the guard of an
@@ -106,7 +106,7 @@ func recovered(t *testing.T, h runHistory, res reports.Results) {
 	}
 }
 
-// TestEtcdExpiredWaiter is ANOMALIES row 15 (etcd #11456, #9921): a client
+// TestEtcdExpiredWaiter is docs/anomalies.md row 15 (etcd #11456, #9921): a client
 // paused while it waits in Mutex.Lock outlives its session; its queue key
 // expires. When it runs again the lock must not be granted to it. The
 // client refuses (Lock checks its key still exists), and the harness would

@@ -21,7 +21,7 @@ import (
 	"github.com/locktest/locktest/impls"
 )
 
-// TestSlowResourceWrite reproduces ANOMALIES row 3, Kleppmann's delayed
+// TestSlowResourceWrite reproduces docs/anomalies.md row 3, Kleppmann's delayed
 // packet: the holder's write to the resource is held in the network past
 // the TTL while the holder waits for it (--io-timeout longer than the
 // delay); another client takes the lock and writes; the late write lands.

@@ -55,7 +55,7 @@ func build(t *testing.T, pkg string) string {
 // TestProtocolClientsReproduceRows1And2: the single-Redis lock spoken
 // through the process protocol, by a Python and a Go program, must give the
 // verdicts TestPauseHolder asserts for redis-single and redis-single-fenced
-// (ANOMALIES rows 1 and 2): the unfenced lock loses updates; the fenced one
+// (docs/anomalies.md rows 1 and 2): the unfenced lock loses updates; the fenced one
 // keeps the data safe while two clients still believed they held the lock.
 func TestProtocolClientsReproduceRows1And2(t *testing.T) {
 	goClient := build(t, "../examples/redislock-exec")

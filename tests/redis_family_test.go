@@ -32,7 +32,7 @@ const (
 	defaultTTL      = time.Second // locktest run's --ttl default
 )
 
-// TestRedisFamily reproduces the ANOMALIES rows of the Redis lock family
+// TestRedisFamily reproduces the docs/anomalies.md rows of the Redis lock family
 // on real servers, one scenario per row, and checks the evidence that
 // makes each row what it is, not only the verdict.
 func TestRedisFamily(t *testing.T) {

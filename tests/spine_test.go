@@ -7,7 +7,7 @@ import (
 	"github.com/locktest/locktest/checker"
 )
 
-// TestPauseHolder reproduces ANOMALIES rows 1, 2 and 20: a holder paused
+// TestPauseHolder reproduces docs/anomalies.md rows 1, 2 and 20: a holder paused
 // past its lease loses an update on the unfenced lock; the fenced lock's
 // resource rejects the stale write while the mutex check still sees two
 // believed holders; without faults both are safe.

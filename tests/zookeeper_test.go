@@ -11,7 +11,7 @@ import (
 	"github.com/locktest/locktest/checker"
 )
 
-// TestZooKeeperPauseHolder reproduces ANOMALIES row 16 on a real
+// TestZooKeeperPauseHolder reproduces docs/anomalies.md row 16 on a real
 // three-server ensemble: the holder is paused (SIGSTOP) past its session
 // timeout (--ttl), the ensemble expires the session and deletes its
 // znode, the next contender's turn comes, and the paused client, resumed,
@@ -62,7 +62,7 @@ func TestZooKeeperPauseHolder(t *testing.T) {
 	}
 }
 
-// TestZooKeeperHerd compares the recipe's two ways to wait (seed 003):
+// TestZooKeeperHerd compares the recipe's two ways to wait (source S3):
 // watching the predecessor wakes one client per release; watching the
 // lock's child list wakes every waiter, and each re-reads the list. With
 // eight contenders the herd must cost the ensemble several times as many
@@ -124,7 +124,7 @@ func TestZooKeeperLeaderFaults(t *testing.T) {
 	}
 }
 
-// TestPostgresKillHolder is ANOMALIES row 17 as a suite: the holder of the
+// TestPostgresKillHolder is docs/anomalies.md row 17 as a suite: the holder of the
 // unique-index lock is killed inside its critical section. Nothing ever
 // deletes its row, so mutual exclusion holds and the lock is never
 // available again. The expectation "never recovers" passes, and a bound on
