@@ -29,6 +29,7 @@ const usage = `locktest: Jepsen-style tests of distributed locks on real process
 
 usage:
   locktest run [flags]          run one scenario (locktest run --help)
+  locktest explore --impl NAME  search for an anomaly with no tuning, shrink it, or report coverage
   locktest analyze <run dir>    re-check a stored history and rewrite its report
   locktest compare <dirs>...    designs × faults matrix of stored runs (HTML, PNG, Markdown, JSON)
   locktest suite run <file>     run a suite of scenarios with expected outcomes (CI)
@@ -54,12 +55,14 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	// Whatever happens below, no child outlives this process.
 	defer cluster.KillAll()
 
-	if args[0] == "run" || args[0] == "suite" {
+	if args[0] == "run" || args[0] == "suite" || args[0] == "explore" {
 		defer cluster.StopTopology()
 	}
 	switch args[0] {
 	case "run":
 		return cmdRun(ctx, args[1:], stdout, stderr)
+	case "explore":
+		return cmdExplore(ctx, args[1:], stdout, stderr)
 	case "analyze":
 		return cmdAnalyze(args[1:], stdout, stderr)
 	case "compare":
@@ -92,7 +95,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return exitValid
 	default:
-		fmt.Fprintf(stderr, "locktest: unknown command %q (valid: run, analyze, compare, suite, list, images); see locktest --help\n", args[0])
+		fmt.Fprintf(stderr, "locktest: unknown command %q (valid: run, explore, analyze, compare, suite, list, images); see locktest --help\n", args[0])
 		return exitBadArgs
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/locktest/locktest/checker"
+	"github.com/locktest/locktest/faults"
 	"github.com/locktest/locktest/reports"
 	"github.com/locktest/locktest/runner"
 )
@@ -68,6 +69,8 @@ func runFlags(cfg *runner.Config, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&cfg.Scenario, "scenario", cfg.Scenario, "name of the run in the store (default impl_workload_faults)")
 	fs.StringVar(&cfg.FaultTarget, "fault-target", cfg.FaultTarget,
 		"what the faults aim at: one target (holder, client, c3, node, minority, majority, all, primary, leader, link:c0:redis-0, node/peers …)\nor fault=target pairs; default: each fault's own (locktest list faults)")
+	fs.StringVar(&cfg.FaultMoment, "fault-moment", cfg.FaultMoment,
+		"align each strike to a lock moment: "+strings.Join(faults.Moments, ", ")+" (default any: the wall-clock schedule)")
 	fs.Float64Var(&cfg.ClockRate, "clock-rate", cfg.ClockRate, "how fast client-clock-skew makes a client's clock run (1: true speed)")
 	fs.BoolVar(&cfg.Persist, "persist", cfg.Persist, "servers persist every write before acknowledging (Redis: AOF, appendfsync always), so kill-node restarts them with their data")
 	fs.StringVar(&cfg.ExecCmd, "exec-cmd", cfg.ExecCmd, "with --impl exec: your lock client's command line, run once per worker (docs/protocol.md)")

@@ -47,11 +47,19 @@ type Env struct {
 	Nodes []*cluster.Node
 	// Links are every proxied link of the run.
 	Links []*cluster.Link
-	// NextHolder waits for the next client to enter its critical section
-	// and returns its index, skipping clients that are paused or dead.
-	NextHolder func(ctx context.Context) (int, error)
-	// Started and Stopped record fault events in the history.
-	Started func(fault, target string)
+	// Await waits for the next event of a lock moment (MomentGrant,
+	// MomentAcquire or MomentRelease) at a client that is neither paused
+	// nor dead, and returns that client's index.
+	Await func(ctx context.Context, moment string) (int, error)
+	// Moment aligns every strike of an every-scheduled fault to a lock
+	// moment (see Moments); "" or MomentAny keeps the wall-clock schedule.
+	Moment string
+	// momentClient is the client whose moment the current strike was
+	// aligned to, -1 when none.
+	momentClient int
+	// Started and Stopped record fault events in the history; moment is
+	// the lock moment the strike was aligned to ("" for none).
+	Started func(fault, target, moment string)
 	Stopped func(fault, target string)
 	Log     *slog.Logger
 	// PauseAt arms every client to stop when it next reaches the
@@ -110,11 +118,14 @@ type hit struct {
 	heal func() error
 }
 
-// every is the schedule most faults share: a seeded quiet time, then one
-// hit for Duration, healed, until ctx ends. strike puts the fault in
+// every is the schedule most faults share: a seeded quiet time, the lock
+// moment if one is set, then one hit for Duration, healed, until ctx ends. strike puts the fault in
 // effect, or fails having changed nothing.
 func every(ctx context.Context, env *Env, fault string, strike func(ctx context.Context) (hit, error)) error {
 	for env.Wait(ctx) {
+		if !env.align(ctx) {
+			return nil // the run ended while waiting for the moment
+		}
 		h, err := strike(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -122,7 +133,7 @@ func every(ctx context.Context, env *Env, fault string, strike func(ctx context.
 			}
 			return fmt.Errorf("%s: %w", fault, err)
 		}
-		env.Started(fault, h.target)
+		env.Started(fault, h.target, env.Moment)
 		if h.hold != nil {
 			h.hold(ctx)
 		} else {

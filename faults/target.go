@@ -184,6 +184,8 @@ func checkSet(t Target, design string, nodeRoles []string) error {
 // pickClient chooses the client a fault hits this time.
 func (e *Env) pickClient(ctx context.Context) (int, error) {
 	switch {
+	case e.Target.Spec == "holder" && e.momentClient >= 0:
+		return e.momentClient, nil
 	case e.Target.Spec == "holder":
 		return e.NextHolder(ctx)
 	case e.Target.Spec == "client":

@@ -37,6 +37,8 @@ type Op struct {
 type Fault struct {
 	Name   string `json:"name"`
 	Target string `json:"target"`
+	// Moment is the lock moment the strike was aligned to, if any.
+	Moment string `json:"moment,omitempty"`
 	Start  int64  `json:"start"`
 	// Stop is the time the fault was healed; the end of the history if it
 	// never was (a killed run).
@@ -93,7 +95,7 @@ func Faults(recs []Record) []Fault {
 		switch r.Type {
 		case FaultStart:
 			open[fk{r.Fault, r.Target}] = len(out)
-			out = append(out, Fault{Name: r.Fault, Target: r.Target, Start: r.Time})
+			out = append(out, Fault{Name: r.Fault, Target: r.Target, Moment: r.Moment, Start: r.Time})
 		case FaultStop:
 			if i, ok := open[fk{r.Fault, r.Target}]; ok {
 				out[i].Stop, out[i].Healed = r.Time, true

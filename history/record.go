@@ -76,6 +76,8 @@ type Record struct {
 	// Fault and Target describe fault events.
 	Fault  string `json:"fault,omitempty"`
 	Target string `json:"target,omitempty"`
+	// Moment is the lock moment a fault start was aligned to (faults.Moments).
+	Moment string `json:"moment,omitempty"`
 }
 
 // Int64 returns a pointer to v, for Record.Value.

@@ -57,6 +57,10 @@ type Config struct {
 	// per fault ("latency=primary,pause-node=minority"); empty: each
 	// fault's default.
 	FaultTarget string `json:"fault_target,omitempty"`
+	// FaultMoment aligns each strike to a lock moment (faults.Moments):
+	// "grant" strikes just after a client entered its critical section.
+	// Empty or "any": the wall-clock schedule alone.
+	FaultMoment string `json:"fault_moment,omitempty"`
 	// Latency ± Jitter is what the latency fault adds to a round trip.
 	Latency Duration `json:"latency"`
 	Jitter  Duration `json:"jitter"`
@@ -178,6 +182,7 @@ func Resolve(cfg Config) (Resolved, error) {
 		{cfg.CheckTimeout > 0, "--check-timeout must be positive"},
 		{cfg.Latency >= 0 && cfg.Jitter >= 0 && cfg.Jitter <= cfg.Latency, "--jitter must be between 0 and --latency"},
 		{cfg.ClockRate > 0, "--clock-rate must be positive (1 is true speed)"},
+		{faults.CheckMoment(cfg.FaultMoment) == nil, fmt.Sprint("--fault-moment: ", faults.CheckMoment(cfg.FaultMoment))},
 		{cluster.CheckBackend(cfg.Backend) == nil, fmt.Sprint("--backend: ", cluster.CheckBackend(cfg.Backend))},
 	}
 	var errs []error
@@ -229,6 +234,9 @@ func (cfg Config) Command() string {
 	opt("--fault-duration", cfg.FaultDuration, d.FaultDuration)
 	if cfg.FaultTarget != "" {
 		args = append(args, "--fault-target", cfg.FaultTarget)
+	}
+	if cfg.FaultMoment != "" && cfg.FaultMoment != faults.MomentAny {
+		args = append(args, "--fault-moment", cfg.FaultMoment)
 	}
 	opt("--latency", cfg.Latency, d.Latency)
 	opt("--jitter", cfg.Jitter, d.Jitter)

@@ -7,27 +7,31 @@ import (
 	"time"
 )
 
-// holderFeed tells faults which client just entered its critical section.
-type holderFeed struct {
+// momentFeed tells faults which client just reached a lock moment
+// (faults.MomentGrant, MomentAcquire, MomentRelease).
+type momentFeed struct {
 	mu      sync.Mutex
-	waiters []chan int
+	waiters map[string][]chan int
 }
 
-func (h *holderFeed) notify(client int) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for _, w := range h.waiters {
+func (f *momentFeed) notify(moment string, client int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, w := range f.waiters[moment] {
 		w <- client // buffered: each waiter takes exactly one
 	}
-	h.waiters = nil
+	delete(f.waiters, moment)
 }
 
-// next waits for the next client to enter its critical section.
-func (h *holderFeed) next(ctx context.Context) (int, error) {
+// next waits for the next client to reach moment.
+func (f *momentFeed) next(ctx context.Context, moment string) (int, error) {
 	ch := make(chan int, 1)
-	h.mu.Lock()
-	h.waiters = append(h.waiters, ch)
-	h.mu.Unlock()
+	f.mu.Lock()
+	if f.waiters == nil {
+		f.waiters = map[string][]chan int{}
+	}
+	f.waiters[moment] = append(f.waiters[moment], ch)
+	f.mu.Unlock()
 	select {
 	case c := <-ch:
 		return c, nil

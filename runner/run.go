@@ -62,7 +62,7 @@ type run struct {
 	keys    []string
 	hist    *history.Writer
 	cluster *cluster.Cluster
-	holders holderFeed
+	moments momentFeed
 	pauses  pauseFeed
 	log     *slog.Logger
 
@@ -297,12 +297,10 @@ func (r *run) execute(ctx context.Context) (bool, error) {
 }
 
 func (r *run) faultEnv(servers []*cluster.Node) *faults.Env {
-	event := func(t history.Type) func(string, string) {
-		return func(fault, target string) {
-			r.hist.Append(history.Record{Process: history.NemesisProcess, Type: t, F: "fault",
-				Fault: fault, Target: target, Time: clock.Mono()})
-			r.log.Info(string(t), "fault", fault, "target", target)
-		}
+	event := func(t history.Type, fault, target, moment string) {
+		r.hist.Append(history.Record{Process: history.NemesisProcess, Type: t, F: "fault",
+			Fault: fault, Target: target, Moment: moment, Time: clock.Mono()})
+		r.log.Info(string(t), "fault", fault, "target", target, "moment", moment)
 	}
 	cfg := r.cfg
 	return &faults.Env{
@@ -310,9 +308,10 @@ func (r *run) faultEnv(servers []*cluster.Node) *faults.Env {
 		TTL: time.Duration(cfg.TTL), Latency: time.Duration(cfg.Latency), Jitter: time.Duration(cfg.Jitter),
 		ClockDelta: time.Duration(cfg.ClockDelta), ClockRate: cfg.ClockRate,
 		Clients: clientSet{r}, Nodes: servers, Links: r.cluster.Links(),
-		NextHolder: func(ctx context.Context) (int, error) {
+		Moment: cfg.FaultMoment,
+		Await: func(ctx context.Context, moment string) (int, error) {
 			for {
-				c, err := r.holders.next(ctx)
+				c, err := r.moments.next(ctx, moment)
 				if err != nil {
 					return c, err
 				}
@@ -321,7 +320,9 @@ func (r *run) faultEnv(servers []*cluster.Node) *faults.Env {
 				}
 			}
 		},
-		Started: event(history.FaultStart), Stopped: event(history.FaultStop), Log: r.log,
+		Started: func(fault, target, moment string) { event(history.FaultStart, fault, target, moment) },
+		Stopped: func(fault, target string) { event(history.FaultStop, fault, target, "") },
+		Log:     r.log,
 		PauseAt: r.pauseAt,
 	}
 }
@@ -392,6 +393,14 @@ func (r *run) readWorker(w *worker, out *os.File) {
 			w.maxSeq = max(w.maxSeq, m.Record.Seq)
 			r.mu.Unlock()
 			r.hist.Append(*m.Record)
+			if m.Record.Type == history.Invoke {
+				switch m.Record.F {
+				case history.FAcquire:
+					r.moments.notify(faults.MomentAcquire, w.id)
+				case history.FRelease:
+					r.moments.notify(faults.MomentRelease, w.id)
+				}
+			}
 			if m.Record.Type == history.ClientFailed {
 				w.failed = true
 				// The user's to read and fix: one plain line, not a log record.
@@ -400,7 +409,7 @@ func (r *run) readWorker(w *worker, out *os.File) {
 			}
 		}
 		if m.InCS {
-			r.holders.notify(w.id)
+			r.moments.notify(faults.MomentGrant, w.id)
 		}
 		if m.Paused != "" {
 			r.pauses.stopped(r, w)

@@ -1,0 +1,88 @@
+package explore
+
+import (
+	"slices"
+
+	"github.com/locktest/locktest/checker"
+	"github.com/locktest/locktest/faults"
+)
+
+// FaultCoverage is how hard the search looked with one fault: what it
+// tried and where its strikes landed. It is the answer to "nothing found".
+type FaultCoverage struct {
+	Fault    string                  `json:"fault"`
+	Trials   int                     `json:"trials"`
+	Verdicts map[checker.Verdict]int `json:"verdicts"`
+	Strikes  int                     `json:"strikes"`
+	// Moments counts strikes and those that took effect per lock moment.
+	Moments map[string]*MomentCount `json:"moments"`
+	// Ranges tried, lengths in TTLs.
+	FaultLen [2]float64 `json:"fault_len_ttl"`
+	Hold     [2]float64 `json:"hold_ttl"`
+	Clients  [2]int     `json:"clients"`
+	Keys     [2]int     `json:"keys"`
+	Targets  []string   `json:"targets"`
+	IOLong   int        `json:"io_long_trials"`
+}
+
+// MomentCount is the strikes at one lock moment.
+type MomentCount struct {
+	Strikes   int `json:"strikes"`
+	Effective int `json:"effective"`
+	Disturbed int `json:"disturbed"`
+}
+
+func coverage(trials []Trial, fs []faults.Fault) []FaultCoverage {
+	var out []FaultCoverage
+	for _, f := range fs {
+		c := FaultCoverage{Fault: f.Name(), Verdicts: map[checker.Verdict]int{}, Moments: map[string]*MomentCount{}}
+		for _, t := range trials {
+			k := t.Knobs
+			if k.Fault != f.Name() {
+				continue
+			}
+			if c.Trials == 0 {
+				c.FaultLen, c.Hold = [2]float64{k.FaultLen, k.FaultLen}, [2]float64{k.Hold, k.Hold}
+				c.Clients, c.Keys = [2]int{k.Clients, k.Clients}, [2]int{k.Keys, k.Keys}
+			}
+			c.Trials++
+			c.Verdicts[t.Result]++
+			c.FaultLen = [2]float64{min(c.FaultLen[0], k.FaultLen), max(c.FaultLen[1], k.FaultLen)}
+			c.Hold = [2]float64{min(c.Hold[0], k.Hold), max(c.Hold[1], k.Hold)}
+			c.Clients = [2]int{min(c.Clients[0], k.Clients), max(c.Clients[1], k.Clients)}
+			c.Keys = [2]int{min(c.Keys[0], k.Keys), max(c.Keys[1], k.Keys)}
+			target := k.Target
+			if target == "" {
+				target = "default"
+			}
+			if !slices.Contains(c.Targets, target) {
+				c.Targets = append(c.Targets, target)
+			}
+			if k.IOLong {
+				c.IOLong++
+			}
+			for _, s := range t.Strikes {
+				m := s.Moment
+				if m == "" {
+					m = faults.MomentAny
+				}
+				mc := c.Moments[m]
+				if mc == nil {
+					mc = &MomentCount{}
+					c.Moments[m] = mc
+				}
+				mc.Strikes++
+				c.Strikes++
+				switch s.Effect {
+				case EffectTook:
+					mc.Effective++
+				case EffectDisturbed:
+					mc.Disturbed++
+				}
+			}
+		}
+		slices.Sort(c.Targets)
+		out = append(out, c)
+	}
+	return out
+}

@@ -1,0 +1,186 @@
+package explore
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/locktest/locktest/runner"
+)
+
+// Files an exploration writes into its directory.
+const (
+	ReportJSON  = "explore.json"
+	ReportHTML  = "explore.html"
+	CapsuleFile = "capsule.yaml"
+)
+
+//go:embed explore.html.tmpl
+var pageTmpl string
+
+var page = template.Must(template.New("explore").Funcs(template.FuncMap{
+	"pct": func(a, b int) string {
+		if b == 0 {
+			return "–"
+		}
+		return fmt.Sprintf("%d%%", 100*a/b)
+	},
+}).Parse(pageTmpl))
+
+// write writes the capsule (if something was found), explore.json and
+// explore.html.
+func write(rep *Report, o Options) error {
+	if rep.Found != nil {
+		rep.Found.Capsule = filepath.Join(o.Out, CapsuleFile)
+		data, err := Capsule(rep, o.Base)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(rep.Found.Capsule, data, 0o644); err != nil {
+			return fmt.Errorf("write capsule: %w", err)
+		}
+	}
+	data, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", ReportJSON, err)
+	}
+	if err := os.WriteFile(filepath.Join(o.Out, ReportJSON), append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", ReportJSON, err)
+	}
+	var buf bytes.Buffer
+	if err := page.Execute(&buf, rep); err != nil {
+		return fmt.Errorf("render %s: %w", ReportHTML, err)
+	}
+	return os.WriteFile(filepath.Join(o.Out, ReportHTML), buf.Bytes(), 0o644)
+}
+
+// Capsule is the finding as a suite file that `locktest suite run`
+// accepts as it is: one scenario, expected unsafe, on the judging seeds,
+// with every setting that differs from the defaults.
+func Capsule(rep *Report, base runner.Config) ([]byte, error) {
+	f := rep.Found
+	settings, err := nonDefault(f.Config)
+	if err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Found by locktest explore --impl %s --seed %d (trial t%03d), shrunk in %d step(s):\n",
+		rep.Impl, rep.Seed, f.Trial, len(f.Steps)-1)
+	fmt.Fprintf(&b, "# lost updates in %d of %d seeds. Replay: locktest suite run %s\n", f.Failed, len(f.Seeds), CapsuleFile)
+	fmt.Fprintf(&b, "name: explore-%s\nscenarios:\n", rep.Impl)
+	fmt.Fprintf(&b, "  - name: %s-%s-explored\n", rep.Impl, strings.Join(f.Config.Faults, "-"))
+	keys := make([]string, 0, len(settings))
+	for k := range settings {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		v, err := yaml.Marshal(settings[k])
+		if err != nil {
+			return nil, fmt.Errorf("capsule: %s: %w", k, err)
+		}
+		fmt.Fprintf(&b, "    %s: %s\n", k, strings.TrimSpace(string(v)))
+	}
+	seeds := make([]string, len(f.Seeds))
+	for i, s := range f.Seeds {
+		seeds[i] = fmt.Sprint(s)
+	}
+	fmt.Fprintf(&b, "    seeds: [%s]\n    expect: unsafe\n", strings.Join(seeds, ", "))
+	return []byte(b.String()), nil
+}
+
+// nonDefault returns the suite fields (runner.Config's JSON names) whose
+// values differ from the defaults, plus the design, workload and faults.
+func nonDefault(c runner.Config) (map[string]any, error) {
+	asMap := func(c runner.Config) (map[string]any, error) {
+		data, err := json.Marshal(c)
+		if err != nil {
+			return nil, err
+		}
+		m := map[string]any{}
+		return m, json.Unmarshal(data, &m)
+	}
+	have, err := asMap(c)
+	if err != nil {
+		return nil, fmt.Errorf("capsule: %w", err)
+	}
+	def, err := asMap(runner.Defaults())
+	if err != nil {
+		return nil, fmt.Errorf("capsule: %w", err)
+	}
+	out := map[string]any{}
+	for k, v := range have {
+		switch k {
+		case "seed", "scenario":
+			continue
+		case "impl", "workload", "faults":
+			out[k] = v
+			continue
+		}
+		if fmt.Sprint(v) != fmt.Sprint(def[k]) {
+			out[k] = v
+		}
+	}
+	return out, nil
+}
+
+// Print writes the outcome for a terminal: the finding and its capsule, or
+// the coverage that backs "no violation found".
+func Print(w io.Writer, rep *Report) {
+	fmt.Fprintf(w, "explored %s × %s: %d trials in %.0fs (budget %.0fs), explore seed %d\n",
+		rep.Impl, strings.Join(rep.Faults, ","), len(rep.Trials), rep.Elapsed, rep.Budget, rep.Seed)
+	if f := rep.Found; f != nil {
+		fmt.Fprintf(w, "FOUND     lost updates in trial t%03d: %s\n", f.Trial, f.Knobs)
+		for _, s := range f.Steps {
+			mark := "dropped"
+			if s.Kept {
+				mark = "kept"
+			}
+			fmt.Fprintf(w, "shrink    %-45s %d/%d seeds failed, %s\n", s.What, s.Failed, s.Tried, mark)
+		}
+		if f.Incomplete {
+			fmt.Fprintln(w, "shrink    stopped early: the shrink budget ran out")
+		}
+		fmt.Fprintf(w, "replay    %s\n", f.Command)
+		fmt.Fprintf(w, "capsule   %s (locktest suite run %s)\n", f.Capsule, f.Capsule)
+		fmt.Fprintf(w, "report    %s\n", f.Report)
+	} else {
+		fmt.Fprintln(w, "no violation found under this coverage (not a proof of safety):")
+		for _, c := range rep.Coverage {
+			var ms []string
+			for _, m := range sortedMoments(c.Moments) {
+				mc := c.Moments[m]
+				ms = append(ms, fmt.Sprintf("%s %d (%d effective)", m, mc.Strikes, mc.Effective))
+			}
+			fmt.Fprintf(w, "  %-20s %2d trials, %3d strikes: %s\n", c.Fault, c.Trials, c.Strikes, strings.Join(ms, ", "))
+			fmt.Fprintf(w, "  %-20s length %.2f–%.2f×TTL, hold %.2f–%.2f×TTL, clients %d–%d, keys %d–%d, targets %s\n",
+				"", c.FaultLen[0], c.FaultLen[1], c.Hold[0], c.Hold[1], c.Clients[0], c.Clients[1], c.Keys[0], c.Keys[1],
+				strings.Join(c.Targets, ","))
+		}
+	}
+	for f, why := range rep.Skipped {
+		fmt.Fprintf(w, "skipped   %s: %s\n", f, why)
+	}
+	for why, n := range rep.Rejected {
+		fmt.Fprintf(w, "rejected  %d draw(s): %s\n", n, why)
+	}
+	fmt.Fprintf(w, "report    %s\n", filepath.Join(rep.Dir, ReportHTML))
+}
+
+func sortedMoments(m map[string]*MomentCount) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,232 @@
+package explore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/locktest/locktest/checker"
+	"github.com/locktest/locktest/faults"
+	"github.com/locktest/locktest/runner"
+	"github.com/locktest/locktest/seed"
+)
+
+// Options say what to explore and for how long.
+type Options struct {
+	// Base holds the design (impl, exec settings), workload, TTL, backend
+	// and anything else the search leaves alone. Its store is unused: runs
+	// go under Out.
+	Base runner.Config
+	// Faults to try; empty means every fault that applies to the design.
+	Faults []string
+	// Budget bounds the search; the shrink has its own, ShrinkBudget.
+	Budget       time.Duration
+	ShrinkBudget time.Duration
+	// ShrinkSeeds is how many seeds judge each shrink step; a step is kept
+	// when the smaller scenario fails in all but at most one of them.
+	ShrinkSeeds int
+	Seed        int64
+	// Out is the exploration's directory: runs/, explore.json, explore.html,
+	// capsule.yaml.
+	Out string
+	// Progress gets one line per trial.
+	Progress io.Writer
+}
+
+// Trial is one run of the search.
+type Trial struct {
+	N      int             `json:"n"`
+	Knobs  Knobs           `json:"knobs"`
+	Origin string          `json:"origin"` // "fresh" or "mutated from tN"
+	Seed   int64           `json:"seed"`
+	Dir    string          `json:"dir,omitempty"`
+	Wall   float64         `json:"wall_s"`
+	Result checker.Verdict `json:"verdict"`
+	Lost   int             `json:"lost"`
+	// Strikes are the fault's occurrences in the run and what they did.
+	Strikes []Strike `json:"strikes,omitempty"`
+	Error   string   `json:"error,omitempty"`
+	Command string   `json:"command,omitempty"`
+}
+
+// score ranks trials of one fault for steering: a violation first, then
+// the share of strikes that took effect, then those that disturbed.
+func (t Trial) score() float64 {
+	if t.Result == checker.Invalid {
+		return 1e9
+	}
+	var s float64
+	for _, st := range t.Strikes {
+		switch st.Effect {
+		case EffectTook:
+			s += 1
+		case EffectDisturbed:
+			s += 0.25
+		}
+	}
+	return s / float64(max(1, len(t.Strikes)))
+}
+
+// Report is what an exploration found and covered; it is explore.json.
+type Report struct {
+	Impl     string   `json:"impl"`
+	Workload string   `json:"workload"`
+	Seed     int64    `json:"seed"`
+	Faults   []string `json:"faults"`
+	// Skipped faults apply to the design in general but not here, and why.
+	Skipped map[string]string `json:"skipped,omitempty"`
+	Budget  float64           `json:"budget_s"`
+	Elapsed float64           `json:"elapsed_s"`
+	Trials  []Trial           `json:"trials"`
+	// Rejected counts drawn points refused before running, by reason.
+	Rejected map[string]int  `json:"rejected,omitempty"`
+	Coverage []FaultCoverage `json:"coverage"`
+	Found    *Finding        `json:"found,omitempty"`
+	// Interrupted: stopped by the user before the budget ran out.
+	Interrupted bool   `json:"interrupted,omitempty"`
+	Dir         string `json:"dir"`
+}
+
+// Explore runs the search until a violation or the end of the budget,
+// shrinks what it found, and writes the report and capsule into o.Out.
+// ctx cancellation stops it between or inside runs; what was done so far
+// is still reported.
+func Explore(ctx context.Context, o Options) (*Report, error) {
+	start := time.Now()
+	design, err := o.Base.LookupDesign()
+	if err != nil {
+		return nil, &runner.BadConfigError{Err: err}
+	}
+	fs, skipped, err := candidateFaults(o.Base, o.Faults)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(o.Out, 0o755); err != nil {
+		return nil, fmt.Errorf("create explore dir: %w", err)
+	}
+	rep := &Report{Impl: o.Base.Impl, Workload: o.Base.Workload, Seed: o.Seed, Skipped: skipped,
+		Budget: o.Budget.Seconds(), Rejected: map[string]int{}, Dir: o.Out}
+	for _, f := range fs {
+		rep.Faults = append(rep.Faults, f.Name())
+	}
+	rng := seed.Stream(o.Seed, seed.Explore, 0)
+	best := map[string]Trial{}
+	deadline := start.Add(o.Budget)
+	var found *Trial
+	for n := 1; time.Now().Before(deadline) && ctx.Err() == nil; n++ {
+		f := fs[(n-1)%len(fs)]
+		t := Trial{N: n, Origin: "fresh", Seed: rng.Int64N(1 << 31)}
+		if b, ok := best[f.Name()]; ok && b.score() > 0 && rng.IntN(5) < 3 {
+			t.Knobs, t.Origin = mutate(rng, b.Knobs, f, design.Roles), fmt.Sprintf("mutated from t%d", b.N)
+		} else {
+			t.Knobs = fresh(rng, f, design.Roles)
+		}
+		cfg, reason := t.Knobs.resolve(o.Base, t.Seed, filepath.Join(o.Out, "runs"), fmt.Sprintf("t%03d-%s", n, f.Name()))
+		if reason != "" {
+			rep.Rejected[reason]++
+			n--
+			continue
+		}
+		t.run(ctx, cfg)
+		rep.Trials = append(rep.Trials, t)
+		progress(o.Progress, "t%03d %-8s %5.1fs  %s", n, t.Result, t.Wall, t.Knobs)
+		if t.Result == checker.Invalid {
+			found = &rep.Trials[len(rep.Trials)-1]
+			break
+		}
+		if b, ok := best[f.Name()]; !ok || t.score() > b.score() {
+			best[f.Name()] = t
+		}
+	}
+	rep.Interrupted = ctx.Err() != nil
+	rep.Elapsed = time.Since(start).Seconds()
+	if found != nil && !rep.Interrupted {
+		rep.Found = shrink(ctx, o, *found)
+	}
+	rep.Coverage = coverage(rep.Trials, fs)
+	if err := write(rep, o); err != nil {
+		return rep, err
+	}
+	return rep, nil
+}
+
+// resolve turns a point into a checked run configuration, or says why the
+// point cannot show anything (runner's warnings) or cannot run at all.
+func (k Knobs) resolve(base runner.Config, runSeed int64, store, scenario string) (runner.Resolved, string) {
+	c := k.Config(base, runSeed)
+	c.Store, c.Scenario = store, scenario
+	r, err := runner.Resolve(c)
+	if err != nil {
+		return r, "refused by the runner: " + err.Error()
+	}
+	if w := runner.Warnings(r); len(w) > 0 {
+		return r, w[0]
+	}
+	return r, ""
+}
+
+// run runs one trial and records its outcome. A run that fails (a harness
+// error) is kept as unknown with its error: the search goes on.
+func (t *Trial) run(ctx context.Context, cfg runner.Resolved) {
+	begin := time.Now()
+	res, err := runner.Run(ctx, cfg)
+	t.Wall = time.Since(begin).Seconds()
+	t.Dir, t.Command = res.Dir, cfg.Command()
+	t.Result = res.Verdict
+	if err != nil {
+		t.Result, t.Error = checker.Unknown, err.Error()
+		if errors.Is(err, runner.ErrInterrupted) {
+			t.Error = "interrupted"
+		}
+		return
+	}
+	t.Lost = res.Checks.Stats.Lost
+	t.Strikes = strikesOf(res)
+}
+
+// candidateFaults returns the faults to search: those named, or every
+// fault that applies to the design and workload, each checked by the
+// runner with its default settings. Faults the runner refuses here are
+// skipped with the reason.
+func candidateFaults(base runner.Config, names []string) ([]faults.Fault, map[string]string, error) {
+	skipped := map[string]string{}
+	all := len(names) == 0
+	if all {
+		for _, f := range faults.All() {
+			if f.Name() != "none" {
+				names = append(names, f.Name())
+			}
+		}
+	}
+	var out []faults.Fault
+	for _, n := range names {
+		c := base
+		c.Faults = []string{n}
+		r, err := runner.Resolve(c)
+		if err == nil {
+			err = runner.CheckBinaries(r)
+		}
+		if err != nil {
+			if !all {
+				return nil, nil, err
+			}
+			skipped[n] = err.Error()
+			continue
+		}
+		out = append(out, r.Faults[0])
+	}
+	if len(out) == 0 {
+		return nil, nil, &runner.BadConfigError{Err: fmt.Errorf("no fault applies to impl %s (%v)", base.Impl, skipped)}
+	}
+	return out, skipped, nil
+}
+
+func progress(w io.Writer, format string, args ...any) {
+	if w != nil {
+		fmt.Fprintf(w, format+"\n", args...)
+	}
+}

@@ -1,0 +1,157 @@
+package explore
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/locktest/locktest/checker"
+	"github.com/locktest/locktest/reports"
+	"github.com/locktest/locktest/runner"
+)
+
+// Finding is a violation and the smallest scenario found that still shows
+// it in most seeds.
+type Finding struct {
+	Trial int   `json:"trial"`
+	Knobs Knobs `json:"knobs"`
+	// Original is the failing trial's command; Command the shrunk one, with
+	// a seed it failed on.
+	Original string `json:"original"`
+	Command  string `json:"command"`
+	// Config is the shrunk scenario; Seeds the seeds it was judged on and
+	// Failed how many of them lost updates.
+	Config runner.Config `json:"config"`
+	Seeds  []int64       `json:"seeds"`
+	Failed int           `json:"failed"`
+	Steps  []ShrinkStep  `json:"steps"`
+	// Report is a failing run's report.html; Capsule the suite file.
+	Report  string `json:"report"`
+	Capsule string `json:"capsule"`
+	// Incomplete: the shrink budget ran out (or the user stopped it).
+	Incomplete bool `json:"incomplete,omitempty"`
+}
+
+// ShrinkStep is one attempt to make the scenario smaller.
+type ShrinkStep struct {
+	What   string `json:"what"`
+	Kept   bool   `json:"kept"`
+	Failed int    `json:"failed"`
+	Tried  int    `json:"tried"`
+}
+
+// shrink makes the failing trial's scenario smaller one step at a time:
+// fewer clients, one key, a shorter run, a smaller fault. A step is kept
+// only when the smaller scenario still fails in all but at most one of
+// the judging seeds, so the capsule replays.
+func shrink(ctx context.Context, o Options, t Trial) *Finding {
+	deadline := time.Now().Add(o.ShrinkBudget)
+	store := filepath.Join(o.Out, "shrink")
+	seeds := make([]int64, max(1, o.ShrinkSeeds))
+	for i := range seeds {
+		seeds[i] = int64(i + 1)
+	}
+	cur := t.Knobs.Config(o.Base, 0)
+	find := &Finding{Trial: t.N, Knobs: t.Knobs, Original: t.Command, Seeds: seeds,
+		Report: filepath.Join(t.Dir, reports.ReportFile), Command: t.Command}
+	n := 0
+	// judge runs cfg on the judging seeds until its fate is sealed, and
+	// returns how many failed, how many ran, and a failing run.
+	judge := func(cfg runner.Config) (failed, tried int, failing *reports.Results, ok bool) {
+		for _, s := range seeds {
+			if ctx.Err() != nil || time.Now().After(deadline) {
+				return failed, tried, failing, false
+			}
+			n++
+			c := cfg
+			c.Seed, c.Store, c.Scenario = s, store, fmt.Sprintf("s%02d", n)
+			r, err := runner.Resolve(c)
+			if err != nil {
+				return failed, tried, failing, false
+			}
+			res, err := runner.Run(ctx, r)
+			tried++
+			if err == nil && res.Verdict == checker.Invalid {
+				failed++
+				if failing == nil {
+					failing = &res
+				}
+			}
+			if tried-failed > 1 { // cannot reach all-but-one any more
+				return failed, tried, failing, true
+			}
+		}
+		return failed, tried, failing, true
+	}
+	accept := func(failed int) bool { return failed >= len(seeds)-1 }
+
+	failed, tried, failing, ok := judge(cur)
+	find.Steps = append(find.Steps, ShrinkStep{What: "the trial as found, on the judging seeds", Kept: true, Failed: failed, Tried: tried})
+	find.Failed = failed
+	if failing != nil {
+		find.Report = filepath.Join(failing.Dir, reports.ReportFile)
+		find.Command = failing.Command
+	}
+	for ok && accept(failed) {
+		progressed := false
+		for _, cand := range smaller(cur) {
+			f, tr, fr, done := judge(cand.cfg)
+			if !done {
+				ok = false
+				break
+			}
+			step := ShrinkStep{What: cand.what, Failed: f, Tried: tr, Kept: accept(f) && tr == len(seeds)}
+			find.Steps = append(find.Steps, step)
+			progress(o.Progress, "shrink: %-40s %d/%d failed → %s", cand.what, f, tr, map[bool]string{true: "kept", false: "dropped"}[step.Kept])
+			if step.Kept {
+				cur, find.Failed, progressed = cand.cfg, f, true
+				if fr != nil {
+					find.Report = filepath.Join(fr.Dir, reports.ReportFile)
+					find.Command = fr.Command
+				}
+				break
+			}
+		}
+		if !progressed {
+			break
+		}
+	}
+	find.Incomplete = !ok
+	find.Config = cur
+	return find
+}
+
+type candidate struct {
+	what string
+	cfg  runner.Config
+}
+
+// smaller lists the next smaller scenarios of c, the biggest cut first.
+func smaller(c runner.Config) []candidate {
+	var out []candidate
+	add := func(what string, change func(*runner.Config)) {
+		n := c
+		change(&n)
+		out = append(out, candidate{what, n})
+	}
+	if c.Clients > 2 {
+		add(fmt.Sprintf("clients %d → 2", c.Clients), func(n *runner.Config) { n.Clients = 2 })
+	}
+	if c.Clients > 3 {
+		h := (c.Clients + 2) / 2
+		add(fmt.Sprintf("clients %d → %d", c.Clients, h), func(n *runner.Config) { n.Clients = h })
+	}
+	if c.Keys > 1 {
+		add(fmt.Sprintf("keys %d → 1", c.Keys), func(n *runner.Config) { n.Keys = 1 })
+	}
+	if d := time.Duration(c.Duration); d >= 8*time.Second {
+		h := (d / 2).Round(time.Second)
+		add(fmt.Sprintf("duration %s → %s", d, h), func(n *runner.Config) { n.Duration = runner.Duration(h) })
+	}
+	if fd := time.Duration(c.FaultDuration); fd >= 20*time.Millisecond {
+		s := (fd * 7 / 10).Round(time.Millisecond)
+		add(fmt.Sprintf("fault duration %s → %s", fd, s), func(n *runner.Config) { n.FaultDuration = runner.Duration(s) })
+	}
+	return out
+}

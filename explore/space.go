@@ -1,0 +1,177 @@
+package explore
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/locktest/locktest/faults"
+	"github.com/locktest/locktest/runner"
+)
+
+// Knobs is one point of the search space. Lengths are ratios to the TTL:
+// what decides whether an anomaly can show is how a pause, a delay or a
+// critical section compares with the lease, not its absolute length.
+type Knobs struct {
+	Fault  string `json:"fault"`
+	Target string `json:"target,omitempty"` // "" is the fault's default
+	Moment string `json:"moment"`
+	// FaultLen is the fault's length (a pause, a delay, a restart's
+	// downtime) in TTLs.
+	FaultLen float64 `json:"fault_len_ttl"`
+	// Hold is the shortest critical section in TTLs; HoldSpread makes the
+	// longest Hold×(1+HoldSpread).
+	Hold       float64 `json:"hold_ttl"`
+	HoldSpread float64 `json:"hold_spread"`
+	// IOLong gives each request a timeout longer than the fault, so a
+	// delayed request lands late instead of timing out.
+	IOLong  bool `json:"io_long"`
+	Clients int  `json:"clients"`
+	Keys    int  `json:"keys"`
+}
+
+// Ranges of the search, in TTLs where lengths. They are stated in the
+// coverage report, so a "nothing found" says what was not tried.
+var (
+	faultLenRange = [2]float64{0.01, 4}
+	holdRange     = [2]float64{0.1, 2}
+	clientRange   = [2]int{2, 8}
+	keyRange      = [2]int{1, 4}
+)
+
+// momentWeights favour the moments inside a holder's critical section,
+// where most anomalies need their fault, without starving the others.
+var momentWeights = map[string]int{
+	faults.MomentAny: 1, faults.MomentGrant: 3, faults.MomentExpiry: 2,
+	faults.MomentAcquire: 1, faults.MomentRelease: 1,
+}
+
+// logUniform draws from [lo, hi] evenly in log scale: a pause of 0.1 TTL
+// and one of 1 TTL are as far apart as 1 and 10.
+func logUniform(r *rand.Rand, lo, hi float64) float64 {
+	return math.Exp(math.Log(lo) + r.Float64()*(math.Log(hi)-math.Log(lo)))
+}
+
+func pickMoment(r *rand.Rand) string {
+	total := 0
+	for _, m := range faults.Moments {
+		total += momentWeights[m]
+	}
+	n := r.IntN(total)
+	for _, m := range faults.Moments {
+		if n -= momentWeights[m]; n < 0 {
+			return m
+		}
+	}
+	return faults.MomentAny
+}
+
+// targetsOf lists the targets worth trying for fault f in a design with
+// the given server roles: the holder first (a pause that misses the
+// holder shows nothing), then node sets and roles. "" is the default.
+func targetsOf(f faults.Fault, roles []string) []string {
+	tf, ok := f.(faults.Targeted)
+	if !ok {
+		return []string{""}
+	}
+	accepts, _ := tf.Targets()
+	out := []string{""}
+	if accepts&faults.HolderTarget != 0 {
+		out = append(out, "holder", "holder")
+	}
+	if accepts&faults.NodeTargets != 0 && accepts&faults.LinkTargets == 0 {
+		out = append(out, "node", "majority", "all")
+		for _, r := range roles {
+			if !slices.Contains(out, r) {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
+}
+
+// fresh draws a new point for fault f.
+func fresh(r *rand.Rand, f faults.Fault, roles []string) Knobs {
+	k := Knobs{Fault: f.Name(), Moment: pickMoment(r), HoldSpread: 0.3 * r.Float64(), IOLong: r.IntN(2) == 0,
+		Clients: clientRange[0] + r.IntN(clientRange[1]-clientRange[0]+1), Keys: 1}
+	ts := targetsOf(f, roles)
+	k.Target = ts[r.IntN(len(ts))]
+	// Most faults need to outlast the lease; a quarter of the draws go
+	// below it, where restarts and short delays do their harm.
+	if r.IntN(4) == 0 {
+		k.FaultLen = logUniform(r, faultLenRange[0], 0.5)
+	} else {
+		k.FaultLen = logUniform(r, 0.5, faultLenRange[1])
+	}
+	k.Hold = logUniform(r, holdRange[0], holdRange[1])
+	if r.IntN(5) < 2 {
+		k.Keys = keyRange[0] + 1 + r.IntN(keyRange[1]-keyRange[0])
+	}
+	return k
+}
+
+// mutate perturbs a point that did well: lengths by up to about ×1.5 either
+// way, and now and then another moment, target or client count.
+func mutate(r *rand.Rand, k Knobs, f faults.Fault, roles []string) Knobs {
+	scale := func(v, lo, hi float64) float64 {
+		return min(hi, max(lo, v*math.Exp(0.4*r.NormFloat64())))
+	}
+	k.FaultLen = scale(k.FaultLen, faultLenRange[0], faultLenRange[1])
+	k.Hold = scale(k.Hold, holdRange[0], holdRange[1])
+	if r.IntN(3) == 0 {
+		k.Moment = pickMoment(r)
+	}
+	if r.IntN(4) == 0 {
+		ts := targetsOf(f, roles)
+		k.Target = ts[r.IntN(len(ts))]
+	}
+	if r.IntN(5) == 0 {
+		k.IOLong = !k.IOLong
+	}
+	if r.IntN(3) == 0 {
+		k.Clients = min(clientRange[1], max(clientRange[0], k.Clients+r.IntN(3)-1))
+	}
+	return k
+}
+
+// Config turns a point into a run configuration on top of base (the
+// design, workload, TTL and anything the user set). The run lasts long
+// enough for about three strikes, between 8 and 20 seconds.
+func (k Knobs) Config(base runner.Config, seed int64) runner.Config {
+	c := base
+	ttl := time.Duration(c.TTL)
+	ratio := func(x float64) runner.Duration {
+		return runner.Duration(time.Duration(x * float64(ttl)).Round(time.Millisecond))
+	}
+	c.Faults = []string{k.Fault}
+	c.FaultTarget = k.Target
+	c.FaultMoment = k.Moment
+	c.FaultDuration = max(ratio(k.FaultLen), runner.Duration(10*time.Millisecond))
+	c.HoldMin = ratio(k.Hold)
+	c.HoldMax = ratio(k.Hold * (1 + k.HoldSpread))
+	if k.IOLong {
+		c.IOTimeout = c.FaultDuration + runner.Duration(ttl)
+	}
+	c.AcquireTimeout = max(c.AcquireTimeout, c.FaultDuration+runner.Duration(2*ttl))
+	c.Clients, c.Keys, c.Seed = k.Clients, k.Keys, seed
+	c.FaultInterval = runner.Duration(ttl)
+	cycle := time.Duration(c.FaultDuration+c.HoldMax) + 2*ttl
+	c.Duration = runner.Duration(min(20*time.Second, max(8*time.Second, 3*cycle)).Round(time.Second))
+	return c
+}
+
+// String is the point in one line, for progress and reports.
+func (k Knobs) String() string {
+	t := k.Target
+	if t == "" {
+		t = "default"
+	}
+	io := "short"
+	if k.IOLong {
+		io = "long"
+	}
+	return fmt.Sprintf("%s target=%s moment=%s len=%.2f×TTL hold=%.2f×TTL io=%s clients=%d keys=%d",
+		k.Fault, t, k.Moment, k.FaultLen, k.Hold, io, k.Clients, k.Keys)
+}

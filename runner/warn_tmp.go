@@ -1,0 +1,3 @@
+package runner
+
+func Warnings(r Resolved) []string { return nil }
