@@ -16,22 +16,25 @@ func cmdExplore(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	base := runner.Defaults()
 	o := explore.Options{Budget: 5 * time.Minute, ShrinkBudget: 5 * time.Minute, ShrinkSeeds: 5, Seed: 1, Progress: stdout}
 	budget, shrinkBudget := runner.Duration(o.Budget), runner.Duration(o.ShrinkBudget)
-	var faultList []string
+	base.Faults = nil // none given: every fault that applies
 	fs := flag.NewFlagSet("locktest explore", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&base.Impl, "impl", "", "lock design to explore (locktest list impls), or exec with --exec-cmd")
-	fs.StringVar(&base.Workload, "workload", base.Workload, "what each client does (locktest list workloads)")
-	fs.Var(listFlag{&faultList}, "fault", "faults to search, comma-separated, or all (default: every fault that applies)")
-	fs.Var(durationFlag{&budget}, "budget", "how long to search before reporting coverage")
-	fs.Var(durationFlag{&shrinkBudget}, "shrink-budget", "how long to shrink a violation once found")
+	// The design and what frames the search are run's own settings; the
+	// knobs the search turns (clients, holds, fault lengths…) are not
+	// flags here.
+	for _, name := range []string{"impl", "exec-cmd", "exec-servers", "workload", "fault", "ttl", "backend", "store"} {
+		s, _ := runner.SettingByFlag(name)
+		help := s.Help
+		if name == "fault" {
+			help = "faults to search, or all (default: every fault that applies to the design)"
+		}
+		fs.Var(s.Value(&base), s.Flag, help)
+	}
+	fs.Var(&budget, "budget", "how long to search before reporting coverage")
+	fs.Var(&shrinkBudget, "shrink-budget", "how long to shrink a violation once found")
 	fs.IntVar(&o.ShrinkSeeds, "shrink-seeds", o.ShrinkSeeds, "seeds that judge each shrink step (kept if all but one fail)")
 	fs.Int64Var(&o.Seed, "seed", o.Seed, "seed of the search: the same seed tries the same scenarios")
-	fs.Var(durationFlag{&base.TTL}, "ttl", "the lease every length is a ratio of")
-	fs.StringVar(&base.Store, "store", base.Store, "store the exploration goes in (as explore/<impl>/<time>)")
-	fs.StringVar(&o.Out, "out", "", "directory of the exploration (default: under --store)")
-	fs.StringVar(&base.ExecCmd, "exec-cmd", "", "with --impl exec: your lock client's command line (docs/protocol.md)")
-	fs.StringVar(&base.ExecServers, "exec-servers", "", "with --impl exec: the design whose servers to start, or none")
-	fs.StringVar(&base.Backend, "backend", base.Backend, "what runs the servers: local or docker")
+	fs.StringVar(&o.Out, "out", "", "directory of the exploration (default: STORE/explore/IMPL/TIME)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), `usage: locktest explore --impl NAME [flags]
 
@@ -63,6 +66,7 @@ flags:`)
 		fmt.Fprintln(stderr, "locktest explore: --shrink-seeds must be between 1 and 20")
 		return exitBadArgs
 	}
+	faultList := base.Faults
 	if len(faultList) == 1 && faultList[0] == "all" {
 		faultList = nil
 	}

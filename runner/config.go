@@ -14,11 +14,26 @@ import (
 	"github.com/locktest/locktest/workloads"
 )
 
-// Duration is a time.Duration that reads and writes as "1.5s" in JSON.
+// Duration is a time.Duration that reads and writes as "1.5s", in JSON
+// and on the command line.
 type Duration time.Duration
 
+// String writes the duration as the command line takes it ("1.5s").
+func (d Duration) String() string { return time.Duration(d).String() }
+
+// Set reads a duration from the command line, so that *Duration is a
+// flag.Value.
+func (d *Duration) Set(s string) error {
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return errors.New("not a duration (try 15s, 500ms, 2m)")
+	}
+	*d = Duration(v)
+	return nil
+}
+
 // MarshalJSON writes the duration as a string.
-func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
 
 // UnmarshalJSON reads a duration string.
 func (d *Duration) UnmarshalJSON(b []byte) error {
@@ -32,7 +47,9 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 }
 
 // Config is one scenario. The same Config and Seed give the same fault
-// schedule and the same client choices.
+// schedule and the same client choices. Every field is a Setting: add a
+// field to Settings too, and it is a flag, a suite field and part of
+// Command.
 type Config struct {
 	Impl     string   `json:"impl"`
 	Workload string   `json:"workload"`
@@ -84,7 +101,8 @@ type Config struct {
 	Backend string `json:"backend,omitempty"`
 }
 
-// Defaults returns the configuration the CLI starts from.
+// Defaults returns the configuration the CLI and suites start from: the
+// settings' defaults.
 func Defaults() Config {
 	s := time.Second
 	ms := time.Millisecond
@@ -94,6 +112,17 @@ func Defaults() Config {
 		RetryMin: Duration(20 * ms), RetryJitter: Duration(30 * ms), HoldMin: Duration(20 * ms), HoldMax: Duration(60 * ms),
 		FaultInterval: Duration(3 * s), CheckTimeout: Duration(60 * s), Store: "store",
 		Latency: Duration(100 * ms), Jitter: Duration(50 * ms), ClockRate: 1,
+	}
+}
+
+// lockConfig is the part of every lock client's configuration the run's
+// settings give; the run adds each client's own (Client, Nodes) and where
+// an exec program runs.
+func (cfg Config) lockConfig() impls.Config {
+	return impls.Config{
+		TTL: time.Duration(cfg.TTL), AcquireTimeout: time.Duration(cfg.AcquireTimeout),
+		IOTimeout: time.Duration(cfg.IOTimeout), RetryMin: time.Duration(cfg.RetryMin),
+		RetryJitter: time.Duration(cfg.RetryJitter), Seed: cfg.Seed, Persist: cfg.Persist, ExecCmd: cfg.ExecCmd,
 	}
 }
 
@@ -206,53 +235,6 @@ func Resolve(cfg Config) (Resolved, error) {
 	return r, nil
 }
 
-// Command returns the locktest command line that reproduces cfg.
-func (cfg Config) Command() string {
-	d := Defaults()
-	args := []string{"locktest", "run", "--impl", cfg.Impl, "--workload", cfg.Workload,
-		"--fault", strings.Join(cfg.Faults, ","), "--clients", fmt.Sprint(cfg.Clients),
-		"--duration", time.Duration(cfg.Duration).String(), "--seed", fmt.Sprint(cfg.Seed)}
-	opt := func(flag string, v, def Duration) {
-		if v != def {
-			args = append(args, flag, time.Duration(v).String())
-		}
-	}
-	if cfg.Impl == impls.ExecName {
-		args = append(args, "--exec-cmd", shellQuote(cfg.ExecCmd), "--exec-servers", cfg.ExecServers)
-	}
-	if cfg.Keys != d.Keys {
-		args = append(args, "--keys", fmt.Sprint(cfg.Keys))
-	}
-	opt("--ttl", cfg.TTL, d.TTL)
-	opt("--acquire-timeout", cfg.AcquireTimeout, d.AcquireTimeout)
-	opt("--io-timeout", cfg.IOTimeout, d.IOTimeout)
-	opt("--retry-min", cfg.RetryMin, d.RetryMin)
-	opt("--retry-jitter", cfg.RetryJitter, d.RetryJitter)
-	opt("--hold-min", cfg.HoldMin, d.HoldMin)
-	opt("--hold-max", cfg.HoldMax, d.HoldMax)
-	opt("--fault-interval", cfg.FaultInterval, d.FaultInterval)
-	opt("--fault-duration", cfg.FaultDuration, d.FaultDuration)
-	if cfg.FaultTarget != "" {
-		args = append(args, "--fault-target", cfg.FaultTarget)
-	}
-	if cfg.FaultMoment != "" && cfg.FaultMoment != faults.MomentAny {
-		args = append(args, "--fault-moment", cfg.FaultMoment)
-	}
-	opt("--latency", cfg.Latency, d.Latency)
-	opt("--jitter", cfg.Jitter, d.Jitter)
-	opt("--clock-delta", cfg.ClockDelta, d.ClockDelta)
-	if cfg.ClockRate != d.ClockRate {
-		args = append(args, "--clock-rate", fmt.Sprint(cfg.ClockRate))
-	}
-	if cfg.Persist {
-		args = append(args, "--persist")
-	}
-	if cfg.Backend != "" && cfg.Backend != cluster.LocalBackend {
-		args = append(args, "--backend", cfg.Backend)
-	}
-	return strings.Join(args, " ")
-}
-
 // parseFaultTargets reads --fault-target: one target for every fault, or
 // comma-separated fault=target pairs.
 func parseFaultTargets(spec string, names []string) (map[string]string, error) {
@@ -293,9 +275,4 @@ func faultTarget(f faults.Fault, spec string, d impls.Design, clients int) (faul
 		return t, err
 	}
 	return t, faults.CheckTarget(f, t, d, clients)
-}
-
-// shellQuote quotes s as one shell word.
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -182,11 +182,7 @@ func needsClockShim(cfg Resolved) bool {
 // whether ctx was cancelled.
 func (r *run) execute(ctx context.Context) (bool, error) {
 	cfg := r.cfg
-	lockCfg := impls.Config{
-		TTL: time.Duration(cfg.TTL), AcquireTimeout: time.Duration(cfg.AcquireTimeout),
-		IOTimeout: time.Duration(cfg.IOTimeout), RetryMin: time.Duration(cfg.RetryMin),
-		RetryJitter: time.Duration(cfg.RetryJitter), Seed: cfg.Seed, Persist: cfg.Persist, ExecCmd: cfg.ExecCmd,
-	}
+	lockCfg := cfg.lockConfig()
 	if cfg.ExecCmd != "" {
 		// The user's program runs where the user ran locktest, so paths in
 		// its command line mean what they meant there.

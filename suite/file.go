@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -74,29 +72,25 @@ func Load(path string) (*File, error) {
 	return Parse(path, data)
 }
 
-// Fields a scenario takes besides runner.Config's.
+// Fields a scenario takes besides the run's settings.
 var scenarioFields = []string{"name", "anomaly", "seeds", "expect"}
 
-// configFields maps the YAML name of each settable runner.Config field (its
-// JSON name) to the field, so that a field added to Config is a suite field
-// too. The seed comes from seeds and the run's name from name.
-var configFields = func() map[string]reflect.StructField {
-	m := map[string]reflect.StructField{}
-	t := reflect.TypeFor[runner.Config]()
-	for i := range t.NumField() {
-		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "" || name == "-" || name == "seed" || name == "scenario" {
-			continue
+// settingFields maps the name of each run setting a scenario takes to the
+// setting: every one of runner.Settings with a name, but seed (seeds gives
+// it) and scenario (name gives it).
+var settingFields = func() map[string]runner.Setting {
+	m := map[string]runner.Setting{}
+	for _, s := range runner.Settings {
+		if name := s.Name(); name != "" && name != "seed" && name != "scenario" {
+			m[name] = s
 		}
-		m[name] = f
 	}
 	return m
 }()
 
 func validScenarioFields(withName bool) []string {
 	var names []string
-	for n := range configFields {
+	for n := range settingFields {
 		names = append(names, n)
 	}
 	for _, n := range scenarioFields {
@@ -293,17 +287,19 @@ var flagName = regexp.MustCompile(`--([a-z][a-z-]*)`)
 // the suite's field names and points at the line that set the first field
 // it names, or else field's.
 func (p parser) resolveError(err error, at func(string) (*yaml.Node, string), field string) error {
-	msg := flagName.ReplaceAllStringFunc(err.Error(), func(f string) string {
-		return strings.ReplaceAll(f[2:], "-", "_")
-	})
+	name := func(flag string) string {
+		if s, ok := runner.SettingByFlag(flag); ok && s.Name() != "" {
+			return s.Name()
+		}
+		return strings.ReplaceAll(flag, "-", "_")
+	}
+	msg := flagName.ReplaceAllStringFunc(err.Error(), func(f string) string { return name(f[2:]) })
 	if m := flagName.FindStringSubmatch(err.Error()); m != nil {
-		field = strings.ReplaceAll(m[1], "-", "_")
+		field = name(m[1])
 	}
 	node, path := at(field)
 	return p.errAt(node, path, "%s", msg)
 }
-
-var durationType = reflect.TypeFor[runner.Duration]()
 
 // field decodes one key of a scenario (or of the defaults).
 func (p parser) field(kv pair, sc *Scenario, cfg *runner.Config, expect **Expect) error {
@@ -324,47 +320,39 @@ func (p parser) field(kv pair, sc *Scenario, cfg *runner.Config, expect **Expect
 		*expect = e
 		return err
 	}
-	sf := configFields[kv.key.Value]
-	dst := reflect.ValueOf(cfg).Elem().FieldByIndex(sf.Index)
-	switch {
-	case sf.Type == durationType:
-		d, err := time.ParseDuration(v.Value)
-		if v.Kind != yaml.ScalarNode || err != nil {
+	switch dst := settingFields[kv.key.Value].Ptr(cfg).(type) {
+	case *runner.Duration:
+		if v.Kind != yaml.ScalarNode || dst.Set(v.Value) != nil {
 			return p.errAt(v, kv.path, "want a duration such as 10s, 500ms or 2m")
 		}
-		dst.SetInt(int64(d))
-	case sf.Type.Kind() == reflect.String:
+	case *string:
 		if v.Kind != yaml.ScalarNode || v.Value == "" {
 			return p.errAt(v, kv.path, "want a name")
 		}
-		dst.SetString(v.Value)
-	case sf.Type.Kind() == reflect.Int || sf.Type.Kind() == reflect.Int64:
-		i, err := strconv.ParseInt(v.Value, 10, 64)
+		*dst = v.Value
+	case *int:
+		i, err := strconv.Atoi(v.Value)
 		if v.Kind != yaml.ScalarNode || err != nil {
 			return p.errAt(v, kv.path, "want a whole number, got %q", v.Value)
 		}
-		dst.SetInt(i)
-	case sf.Type.Kind() == reflect.Float64:
+		*dst = i
+	case *float64:
 		f, err := strconv.ParseFloat(v.Value, 64)
 		if v.Kind != yaml.ScalarNode || err != nil {
 			return p.errAt(v, kv.path, "want a number, got %q", v.Value)
 		}
-		dst.SetFloat(f)
-	case sf.Type.Kind() == reflect.Bool:
-		var b bool
-		if err := p.boolean(v, kv.path, &b); err != nil {
-			return err
-		}
-		dst.SetBool(b)
-	case sf.Type == reflect.TypeFor[[]string]():
+		*dst = f
+	case *bool:
+		return p.boolean(v, kv.path, dst)
+	case *[]string:
 		list, err := p.strings(v, kv.path)
 		if err != nil {
 			return err
 		}
-		dst.Set(reflect.ValueOf(list))
+		*dst = list
 	default:
-		if err := v.Decode(dst.Addr().Interface()); err != nil {
-			return p.errAt(v, kv.path, "cannot read as %s", sf.Type)
+		if err := v.Decode(dst); err != nil {
+			return p.errAt(v, kv.path, "cannot read as %T", dst)
 		}
 	}
 	return nil

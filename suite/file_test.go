@@ -9,6 +9,7 @@ import (
 
 	"github.com/locktest/locktest/faults"
 	"github.com/locktest/locktest/impls"
+	"github.com/locktest/locktest/runner"
 )
 
 func TestParse(t *testing.T) {
@@ -129,5 +130,43 @@ func TestParseInapplicableFault(t *testing.T) {
 	want := "s.yaml:8: scenarios[1].faults: fault test-picky does not apply to impl redis-single: it needs fencing tokens"
 	if err == nil || err.Error() != want {
 		t.Fatalf("got  %v\nwant %s", err, want)
+	}
+}
+
+// TestParseEverySetting: a scenario takes every named setting of
+// runner.Settings (but seed and scenario, which seeds and name give), each
+// under its own name and landing in its own field.
+func TestParseEverySetting(t *testing.T) {
+	values := map[string]string{
+		"impl": "exec", "exec_cmd": "true --fenced", "exec_servers": "redis-single", "workload": "mutex",
+		"faults": "pause-holder,latency", "clients": "3", "keys": "2", "duration": "4s", "ttl": "700ms",
+		"acquire_timeout": "3s", "io_timeout": "300ms", "retry_min": "10ms", "retry_jitter": "15ms",
+		"hold_min": "5ms", "hold_max": "90ms", "fault_interval": "2s", "fault_duration": "900ms",
+		"fault_target": "pause-holder=holder", "fault_moment": "grant", "latency": "80ms", "jitter": "20ms", "clock_delta": "-500ms",
+		"clock_rate": "1.5", "persist": "true", "backend": "local", "check_timeout": "20s",
+	}
+	var set []runner.Setting
+	src := "scenarios:\n  - name: every\n    expect: any\n"
+	for _, s := range runner.Settings {
+		if name := s.Name(); name != "" && name != "seed" && name != "scenario" {
+			if _, ok := values[name]; !ok {
+				t.Fatalf("setting %s has no value here: add one", name)
+			}
+			src += "    " + name + ": " + values[name] + "\n"
+			set = append(set, s)
+		}
+	}
+	if len(set) != len(values) {
+		t.Fatalf("%d values for %d settings: drop those that are no settings", len(values), len(set))
+	}
+	f, err := Parse("s.yaml", []byte(src))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, src)
+	}
+	got := f.Scenarios[0].Runs[0].Config
+	for _, s := range set {
+		if v := s.Value(&got).String(); v != values[s.Name()] {
+			t.Errorf("%s: %s gave %s", s.Name(), values[s.Name()], v)
+		}
 	}
 }

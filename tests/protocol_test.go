@@ -95,7 +95,9 @@ func TestProtocolClientsReproduceRows1And2(t *testing.T) {
 			if res.Metrics.CommandsPerAcquisition <= 0 {
 				t.Fatal("no store commands reported through the protocol")
 			}
-			if !strings.Contains(res.Command, "--exec-cmd '"+tc.cmd+"' --exec-servers redis-single") {
+			// The command is quoted only where the shell needs it.
+			if !strings.Contains(res.Command, "--exec-cmd ") || !strings.Contains(res.Command, tc.cmd) ||
+				!strings.Contains(res.Command, "--exec-servers redis-single") {
 				t.Fatalf("reproduce command lacks the exec flags: %s", res.Command)
 			}
 		})

@@ -1,0 +1,251 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Setting is one knob of a run. Settings is the only list of them: the
+// flags of locktest run and their help, Config.Command, the settings a
+// suite scenario takes and config.json all follow it, so a knob cannot be
+// settable in one place and lost in another.
+type Setting struct {
+	// Flag is the option of locktest run, without the dashes.
+	Flag string
+	// Field is the Config field the setting sets. Its json tag is the
+	// setting's Name.
+	Field string
+	Help  string
+	// Arg names the flag's value in the help; empty: from the field's type.
+	Arg string
+	// Always: Command gives the setting even at its default, so that the
+	// command says what it runs.
+	Always bool
+}
+
+// Settings are the knobs of a run, in the order the help lists them.
+// Defaults gives their defaults.
+var Settings = []Setting{
+	{Flag: "impl", Field: "Impl", Always: true, Help: "lock design to test (locktest list impls)"},
+	{Flag: "exec-cmd", Field: "ExecCmd", Arg: "CMD", Help: "with --impl exec: your lock client's command line, run once per worker (docs/protocol.md)"},
+	{Flag: "exec-servers", Field: "ExecServers", Help: "with --impl exec: the design whose servers to start (e.g. redis-single), or none"},
+	{Flag: "workload", Field: "Workload", Always: true, Help: "what each client does (locktest list workloads)"},
+	{Flag: "fault", Field: "Faults", Arg: "FAULT,...", Always: true, Help: "faults to inject (locktest list faults)"},
+	{Flag: "clients", Field: "Clients", Always: true, Help: "number of client processes"},
+	{Flag: "keys", Field: "Keys", Help: "number of lock keys"},
+	{Flag: "seed", Field: "Seed", Always: true, Help: "seed of the fault schedule and client choices"},
+	{Flag: "duration", Field: "Duration", Always: true, Help: "how long clients run before the final heal"},
+	{Flag: "ttl", Field: "TTL", Help: "lease TTL of the lock"},
+	{Flag: "acquire-timeout", Field: "AcquireTimeout", Help: "deadline of one acquire call"},
+	{Flag: "io-timeout", Field: "IOTimeout", Help: "timeout of each request to a server"},
+	{Flag: "retry-min", Field: "RetryMin", Help: "minimum sleep between acquire tries"},
+	{Flag: "retry-jitter", Field: "RetryJitter", Help: "random extra sleep between tries, in [0, jitter)"},
+	{Flag: "hold-min", Field: "HoldMin", Help: "minimum time a client holds the lock (counter: between read and write)"},
+	{Flag: "hold-max", Field: "HoldMax", Help: "maximum hold time"},
+	{Flag: "fault-interval", Field: "FaultInterval", Help: "mean quiet time between faults"},
+	{Flag: "fault-duration", Field: "FaultDuration", Help: "how long each fault lasts (default: 2×TTL)"},
+	{Flag: "fault-target", Field: "FaultTarget", Arg: "TARGET", Help: "what the faults aim at: one target (holder, c3, majority, link:c0:redis-0 …), or fault=target,… (default: each fault's own, locktest list faults)"},
+	{Flag: "fault-moment", Field: "FaultMoment", Arg: "MOMENT", Help: "align each strike to a lock moment: any (the wall-clock schedule), grant, near-expiry, acquire or release"},
+	{Flag: "latency", Field: "Latency", Help: "delay the latency fault adds to each request"},
+	{Flag: "jitter", Field: "Jitter", Help: "random ± variation of the latency fault's delay"},
+	{Flag: "clock-delta", Field: "ClockDelta", Help: "how far clock faults move a clock, negative for back (default: +2×TTL)"},
+	{Flag: "clock-rate", Field: "ClockRate", Help: "how fast client-clock-skew makes a client's clock run (1: true speed)"},
+	{Flag: "persist", Field: "Persist", Help: "servers persist every write before acknowledging it, so kill-node restarts them with their data"},
+	{Flag: "backend", Field: "Backend", Help: "what runs the servers: local processes (default) or docker containers (locktest images build)"},
+	{Flag: "check-timeout", Field: "CheckTimeout", Help: "time limit of each porcupine check (then the verdict is unknown)"},
+	{Flag: "scenario", Field: "Scenario", Help: "name of the run in the store (default: impl_workload_faults)"},
+	// Store says where the run is kept, not what it is: it has no Name,
+	// so neither config.json nor Command holds it.
+	{Flag: "store", Field: "Store", Arg: "DIR", Help: "directory runs are stored in"},
+}
+
+// Name is the setting's name in config.json and in suite files (the json
+// tag of its field); "" if it is not stored.
+func (s Setting) Name() string {
+	f, ok := reflect.TypeFor[Config]().FieldByName(s.Field)
+	if !ok {
+		panic("runner.Settings: Config has no field " + s.Field)
+	}
+	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	if name == "-" {
+		return ""
+	}
+	return name
+}
+
+// Ptr returns the address of the setting's field in cfg: a *string, *int,
+// *int64, *float64, *bool, *Duration or *[]string.
+func (s Setting) Ptr(cfg *Config) any {
+	return reflect.ValueOf(cfg).Elem().FieldByName(s.Field).Addr().Interface()
+}
+
+// Value binds the setting to its field in cfg, as a flag.Value.
+func (s Setting) Value(cfg *Config) Value { return Value{s.Ptr(cfg)} }
+
+// SettingByFlag returns the setting of --flag.
+func SettingByFlag(flag string) (Setting, bool) {
+	for _, s := range Settings {
+		if s.Flag == flag {
+			return s, true
+		}
+	}
+	return Setting{}, false
+}
+
+// Value reads and writes one Config field as text, the way the command
+// line spells it. It is a flag.Value (and a boolean flag for a bool).
+type Value struct{ p any }
+
+// String formats the value as Set reads it.
+func (v Value) String() string {
+	switch p := v.p.(type) {
+	case *string:
+		return *p
+	case *int:
+		return strconv.Itoa(*p)
+	case *int64:
+		return strconv.FormatInt(*p, 10)
+	case *float64:
+		return strconv.FormatFloat(*p, 'g', -1, 64)
+	case *bool:
+		return strconv.FormatBool(*p)
+	case *Duration:
+		return p.String()
+	case *[]string:
+		return strings.Join(*p, ",")
+	}
+	panic(fmt.Sprintf("runner.Value: unsupported field type %T", v.p))
+}
+
+// Set parses s into the field. A list is comma-separated.
+func (v Value) Set(s string) error {
+	switch p := v.p.(type) {
+	case *string:
+		*p = s
+	case *int:
+		i, err := strconv.Atoi(s)
+		if err != nil {
+			return errors.New("not a whole number")
+		}
+		*p = i
+	case *int64:
+		i, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return errors.New("not a whole number")
+		}
+		*p = i
+	case *float64:
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return errors.New("not a number")
+		}
+		*p = f
+	case *bool:
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return errors.New("want true or false")
+		}
+		*p = b
+	case *Duration:
+		return p.Set(s)
+	case *[]string:
+		*p = nil
+		for _, e := range strings.Split(s, ",") {
+			if e = strings.TrimSpace(e); e != "" {
+				*p = append(*p, e)
+			}
+		}
+	default:
+		panic(fmt.Sprintf("runner.Value: unsupported field type %T", v.p))
+	}
+	return nil
+}
+
+// IsBoolFlag lets a bool setting be given as a bare --flag.
+func (v Value) IsBoolFlag() bool {
+	_, ok := v.p.(*bool)
+	return ok
+}
+
+// Command returns the locktest command line that reproduces cfg, quoted
+// for a POSIX shell: every stored setting that differs from its default,
+// and those marked Always.
+func (cfg Config) Command() string {
+	def := Defaults()
+	words := []string{"locktest", "run"}
+	for _, s := range Settings {
+		if s.Name() == "" {
+			continue
+		}
+		v := s.Value(&cfg).String()
+		if v == s.Value(&def).String() && !s.Always {
+			continue
+		}
+		switch {
+		case !s.Value(&cfg).IsBoolFlag():
+			words = append(words, "--"+s.Flag, shellQuote(v))
+		case v == "true":
+			words = append(words, "--"+s.Flag)
+		default:
+			words = append(words, "--"+s.Flag+"="+v)
+		}
+	}
+	return strings.Join(words, " ")
+}
+
+var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]+$`)
+
+// shellQuote quotes s as one shell word, unless it is one already.
+func shellQuote(s string) string {
+	if shellSafe.MatchString(s) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// PrintSettings writes the help of the settings' flags, one line each,
+// with the default where it is not the zero value.
+func PrintSettings(w io.Writer) {
+	def, zero := Defaults(), Config{}
+	heads := make([]string, len(Settings))
+	width := 0
+	for i, s := range Settings {
+		heads[i] = "--" + s.Flag
+		if arg := s.arg(); arg != "" {
+			heads[i] += " " + arg
+		}
+		width = max(width, len(heads[i]))
+	}
+	for i, s := range Settings {
+		line := fmt.Sprintf("  %-*s  %s", width, heads[i], s.Help)
+		if d := s.Value(&def).String(); d != s.Value(&zero).String() {
+			line += " (default " + d + ")"
+		}
+		fmt.Fprintln(w, line)
+	}
+}
+
+// arg is the placeholder of the flag's value in the help.
+func (s Setting) arg() string {
+	if s.Arg != "" {
+		return s.Arg
+	}
+	switch s.Ptr(&Config{}).(type) {
+	case *bool:
+		return ""
+	case *string:
+		return "NAME"
+	case *int, *int64:
+		return "N"
+	case *float64:
+		return "X"
+	case *Duration:
+		return "DURATION"
+	}
+	return "VALUE"
+}
