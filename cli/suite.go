@@ -73,11 +73,18 @@ func cmdSuiteCheck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "locktest:", err)
 		return exitBadArgs
 	}
-	runs := 0
+	runs, unmeasured := 0, 0
 	for _, sc := range f.Scenarios {
 		runs += len(sc.Runs)
+		if sc.Unmeasured {
+			unmeasured++
+		}
 	}
-	fmt.Fprintf(stdout, "%s: suite %s, %d scenarios, %d runs: valid\n", path, f.Name, len(f.Scenarios), runs)
+	var matrix string
+	if len(f.Matrix) > 0 {
+		matrix = fmt.Sprintf(" (matrix of %d cells, %d at its default expectation)", len(f.Matrix), unmeasured)
+	}
+	fmt.Fprintf(stdout, "%s: suite %s, %d scenarios%s, %d runs: valid\n", path, f.Name, len(f.Scenarios), matrix, runs)
 	return exitValid
 }
 

@@ -1,6 +1,7 @@
 // Package suite runs a file of scenarios with expected outcomes, the way CI
 // uses locktest: it loads and validates a YAML suite (every error names its
-// file, line and field), runs each scenario × seed with bounded
-// parallelism, judges each run against its expectation and writes the
-// suite's summary and JUnit XML beside the run directories.
+// file, line and field), expands its matrix of designs × faults, runs each
+// scenario × seed with bounded parallelism, judges each run against its
+// expectation and writes the suite's summary and JUnit XML beside the run
+// directories.
 package suite

@@ -24,6 +24,9 @@ type File struct {
 	Path      string
 	Name      string
 	Scenarios []*Scenario
+	// Matrix lists the cells of the file's matrix block: the design ×
+	// fault pairs it promises to run, each by a scenario of Scenarios.
+	Matrix []Cell
 }
 
 // Scenario is one entry of a suite: a configuration run once per seed, and
@@ -37,6 +40,9 @@ type Scenario struct {
 	// Runs holds the resolved configuration of each seed, in Seeds order.
 	Runs []runner.Resolved
 	Line int
+	// Unmeasured marks a matrix cell no scenario overrides: it runs at the
+	// matrix's default expectation, since nobody wrote down what it shows.
+	Unmeasured bool
 }
 
 // Error is a mistake in a suite file. It names the file, the line and the
@@ -162,15 +168,15 @@ func Parse(path string, data []byte) (*File, error) {
 		return nil, &Error{File: path, Msg: "not valid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}
 	}
 	if len(doc.Content) == 0 {
-		return nil, &Error{File: path, Msg: "empty suite: give a mapping with scenarios: [...]"}
+		return nil, &Error{File: path, Msg: "empty suite: give a mapping with scenarios: [...] or a matrix"}
 	}
-	top, err := p.pairs(doc.Content[0], "", []string{"name", "defaults", "scenarios"})
+	top, err := p.pairs(doc.Content[0], "", []string{"name", "defaults", "matrix", "scenarios"})
 	if err != nil {
 		return nil, err
 	}
 	f := &File{Path: path, Name: strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))}
 	var defaults []pair
-	var list *pair
+	var list, matrix *pair
 	for _, kv := range top {
 		switch kv.key.Value {
 		case "name":
@@ -181,18 +187,24 @@ func Parse(path string, data []byte) (*File, error) {
 			if defaults, err = p.pairs(kv.val, "defaults", validScenarioFields(false)); err != nil {
 				return nil, err
 			}
+		case "matrix":
+			matrix = &kv
 		case "scenarios":
 			list = &kv
 		}
 	}
-	if list == nil {
-		return nil, p.errAt(doc.Content[0], "scenarios", "missing: give a list of scenarios")
+	if list == nil && matrix == nil {
+		return nil, p.errAt(doc.Content[0], "scenarios", "missing: give a list of scenarios, or a matrix")
 	}
-	if list.val.Kind != yaml.SequenceNode || len(list.val.Content) == 0 {
-		return nil, p.errAt(list.val, "scenarios", "want a non-empty list of scenarios")
+	var explicit []*yaml.Node
+	if list != nil {
+		if list.val.Kind != yaml.SequenceNode || len(list.val.Content) == 0 {
+			return nil, p.errAt(list.val, "scenarios", "want a non-empty list of scenarios")
+		}
+		explicit = list.val.Content
 	}
 	names := map[string]int{}
-	for i, n := range list.val.Content {
+	for i, n := range explicit {
 		sc, err := p.scenario(n, fmt.Sprintf("scenarios[%d]", i), defaults)
 		if err != nil {
 			return nil, err
@@ -202,6 +214,11 @@ func Parse(path string, data []byte) (*File, error) {
 		}
 		names[sc.Name] = sc.Line
 		f.Scenarios = append(f.Scenarios, sc)
+	}
+	if matrix != nil {
+		if err := p.expandMatrix(f, *matrix, defaults); err != nil {
+			return nil, err
+		}
 	}
 	return f, nil
 }

@@ -26,6 +26,7 @@ const (
 // row aggregates the runs of one scenario.
 type row struct {
 	name, rows, impl, faults, expected string
+	unmeasured                         bool
 	runs, pass, fail, errs, notRun     int
 	valid, invalid, unknown            int
 	wall                               float64
@@ -38,7 +39,7 @@ func (r Report) rows() []*row {
 		rw := by[o.Scenario]
 		if rw == nil {
 			rw = &row{name: o.Scenario, rows: strings.Join(o.Anomalies, ", "), impl: o.Impl,
-				faults: strings.Join(o.Faults, "+"), expected: o.Expected}
+				faults: strings.Join(o.Faults, "+"), expected: o.Expected, unmeasured: o.Unmeasured}
 			by[o.Scenario] = rw
 			out = append(out, rw)
 		}
@@ -182,6 +183,13 @@ func (r Report) markdown(w io.Writer) {
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %.0fs |\n", icon[rw.status()], rw.name, rw.rows,
 			rw.impl, rw.faults, rw.expected, rw.result(), rw.wall)
 	}
+	r.failures(w)
+	r.unmeasured(w)
+}
+
+// failures lists every run that did not match its expectation, with the
+// command that reproduces it.
+func (r Report) failures(w io.Writer) {
 	var bad []Outcome
 	for _, o := range r.Outcomes {
 		if o.Status == Fail || o.Status == Errored {
@@ -204,6 +212,27 @@ func (r Report) markdown(w io.Writer) {
 			fmt.Fprintf(w, "run directory: `%s`\n", o.Dir)
 		}
 	}
+}
+
+// unmeasured lists the matrix cells that ran at the matrix's default
+// expectation: what is left to measure before the suite promises anything
+// about them.
+func (r Report) unmeasured(w io.Writer) {
+	var names []string
+	var expected string
+	rows := r.rows()
+	for _, rw := range rows {
+		if rw.unmeasured {
+			names = append(names, "`"+rw.name+"`")
+			expected = rw.expected
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n### Unmeasured\n\n%d of %d scenarios are matrix cells at the matrix's default expectation (%s): "+
+		"nothing says what they must show. To pin one, add a scenario of its name, impl and fault with the expectation measured.\n\n%s\n",
+		len(names), len(rows), expected, strings.Join(names, ", "))
 }
 
 func orNothing(s string) string {

@@ -56,16 +56,19 @@ const (
 
 // Outcome is one scenario × seed.
 type Outcome struct {
-	Scenario  string          `json:"scenario"`
-	Anomalies []string        `json:"anomalies,omitempty"`
-	Impl      string          `json:"impl"`
-	Workload  string          `json:"workload"`
-	Faults    []string        `json:"faults"`
-	Seed      int64           `json:"seed"`
-	Expected  string          `json:"expected"`
-	Status    Status          `json:"status"`
-	Verdict   checker.Verdict `json:"verdict,omitempty"`
-	Mutex     checker.Verdict `json:"mutex,omitempty"`
+	Scenario  string   `json:"scenario"`
+	Anomalies []string `json:"anomalies,omitempty"`
+	Impl      string   `json:"impl"`
+	Workload  string   `json:"workload"`
+	Faults    []string `json:"faults"`
+	Seed      int64    `json:"seed"`
+	Expected  string   `json:"expected"`
+	// Unmeasured: the scenario is a matrix cell at the matrix's default
+	// expectation.
+	Unmeasured bool            `json:"unmeasured,omitempty"`
+	Status     Status          `json:"status"`
+	Verdict    checker.Verdict `json:"verdict,omitempty"`
+	Mutex      checker.Verdict `json:"mutex,omitempty"`
 	// Got is what the run showed, in the expectation's terms.
 	Got     string   `json:"got,omitempty"`
 	Reasons []string `json:"reasons,omitempty"`
@@ -198,7 +201,7 @@ dispatch:
 
 func newOutcome(j job) Outcome {
 	return Outcome{Scenario: j.sc.Name, Anomalies: j.sc.Anomalies, Impl: j.cfg.Impl, Workload: j.cfg.Workload.Name,
-		Faults: j.cfg.Config.Faults, Seed: j.cfg.Seed, Expected: j.sc.Expect.String(), Status: NotRun,
+		Faults: j.cfg.Config.Faults, Seed: j.cfg.Seed, Expected: j.sc.Expect.String(), Unmeasured: j.sc.Unmeasured, Status: NotRun,
 		Command: j.cfg.Command()}
 }
 

@@ -150,6 +150,8 @@ func TestSuiteBadInput(t *testing.T) {
 			`tiny.yaml:4: scenarios[0].faults: unknown fault "gremlins" (valid: `},
 		{"inapplicable fault", "scenarios:\n  - name: a\n    impl: redis-single\n    workload: mutex\n    faults: [pause-holder, slow-resource-write]\n    expect: unsafe\n", nil,
 			"tiny.yaml:5: scenarios[0].faults: fault slow-resource-write does not apply to impl redis-single: workload mutex has no resource"},
+		{"unknown design in the matrix", "matrix:\n  designs: [redis-single, redis-quantum]\n  faults: all\n  expect: any\n", nil,
+			`tiny.yaml:2: matrix.designs: unknown impl "redis-quantum" (valid: `},
 		{"second scenario wrong", ok + "  - name: b\n    impl: redis-single\n    expect: {max_recovery: 0s}\n", nil,
 			"tiny.yaml:7: scenarios[1].expect.max_recovery: want a positive duration"},
 		{"server binary missing", ok, []string{"PATH=" + t.TempDir()}, "apt-get install redis-server"},

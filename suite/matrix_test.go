@@ -1,0 +1,186 @@
+package suite
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locktest/locktest/faults"
+	"github.com/locktest/locktest/impls"
+)
+
+// collider is a fault whose cells' names collide with others':
+// redis-single × fenced-none and redis-single-fenced × none are both
+// redis-single-fenced-none. It applies to the mutex workload only, so the
+// shipped suites (counter) never meet it.
+type collider struct{}
+
+func (collider) Name() string        { return "fenced-none" }
+func (collider) Description() string { return "test fault" }
+func (collider) Applies(_ impls.Design, workload string) error {
+	if workload != "mutex" {
+		return errors.New("test fault for the mutex workload")
+	}
+	return nil
+}
+func (collider) Run(ctx context.Context, _ *faults.Env) error { <-ctx.Done(); return nil }
+
+func init() { faults.Register(collider{}) }
+
+// TestMatrixAll: designs: all and faults: all make a cell of every design
+// but exec with every fault that applies to it, named <impl>-<fault>, with
+// the defaults, the matrix's settings and its expectation.
+func TestMatrixAll(t *testing.T) {
+	src := `defaults:
+  duration: 5s
+  clients: 3
+matrix:
+  designs: all
+  faults: all
+  duration: 4s
+  expect: any
+`
+	f, err := Parse("s.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []Cell
+	for _, d := range impls.All() {
+		for _, fault := range faults.All() {
+			if d.Name != impls.ExecName && fault.Applies(d, "counter") == nil {
+				want = append(want, Cell{d.Name, fault.Name()})
+			}
+		}
+	}
+	if !slices.Equal(f.Matrix, want) {
+		t.Fatalf("cells:\n got %v\nwant %v", f.Matrix, want)
+	}
+	if len(f.Scenarios) != len(want) {
+		t.Fatalf("%d scenarios for %d cells", len(f.Scenarios), len(want))
+	}
+	for i, sc := range f.Scenarios {
+		r := sc.Runs[0]
+		if sc.Name != want[i].Name() || r.Impl != want[i].Design || !slices.Equal(r.Config.Faults, []string{want[i].Fault}) ||
+			!sc.Unmeasured || sc.Expect != (Expect{Verdict: Any}) || r.Clients != 3 || time.Duration(r.Duration) != 4*time.Second ||
+			sc.Line != 5 {
+			t.Errorf("cell %v: scenario %s (line %d, unmeasured %v, expect %v) runs %s %v clients %d for %s",
+				want[i], sc.Name, sc.Line, sc.Unmeasured, sc.Expect, r.Impl, r.Config.Faults, r.Clients, time.Duration(r.Duration))
+		}
+	}
+	// Applies decides: the test fault only fenced designs take.
+	if !slices.Contains(f.Matrix, Cell{"redis-single-fenced", "test-picky"}) || slices.Contains(f.Matrix, Cell{"redis-single", "test-picky"}) {
+		t.Errorf("test-picky cells ignore Applies: %v", f.Matrix)
+	}
+}
+
+// TestMatrixOverrides: a scenario with a cell's name, impl and single fault
+// replaces the cell; one of another name runs beside it.
+func TestMatrixOverrides(t *testing.T) {
+	src := `defaults:
+  duration: 5s
+matrix:
+  designs: [redis-single, redis-single-fenced]
+  faults: none, test-picky
+  ttl: 2s
+  expect: any
+scenarios:
+  - name: redis-single-fenced-none
+    impl: redis-single-fenced
+    faults: none
+    expect: safe
+  - name: redis-single-none-long
+    impl: redis-single
+    faults: none
+    duration: 9s
+    expect: {verdict: safe, mutex: safe}
+`
+	f, err := Parse("s.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells := []Cell{{"redis-single", "none"}, {"redis-single-fenced", "none"}, {"redis-single-fenced", "test-picky"}}
+	if !slices.Equal(f.Matrix, cells) {
+		t.Errorf("cells %v, want %v", f.Matrix, cells)
+	}
+	type got struct {
+		name       string
+		unmeasured bool
+		expect     Expect
+		ttl, dur   time.Duration
+	}
+	var gots []got
+	for _, sc := range f.Scenarios {
+		gots = append(gots, got{sc.Name, sc.Unmeasured, sc.Expect, time.Duration(sc.Runs[0].TTL), time.Duration(sc.Runs[0].Duration)})
+	}
+	// Explicit scenarios first, in file order: they take the defaults,
+	// not the matrix's settings; then the cells nobody overrides.
+	want := []got{
+		{"redis-single-fenced-none", false, Expect{Verdict: Safe}, time.Second, 5 * time.Second},
+		{"redis-single-none-long", false, Expect{Verdict: Safe, Mutex: Safe}, time.Second, 9 * time.Second},
+		{"redis-single-none", true, Expect{Verdict: Any}, 2 * time.Second, 5 * time.Second},
+		{"redis-single-fenced-test-picky", true, Expect{Verdict: Any}, 2 * time.Second, 5 * time.Second},
+	}
+	if !slices.Equal(gots, want) {
+		t.Errorf("scenarios:\n got %+v\nwant %+v", gots, want)
+	}
+}
+
+// TestMatrixErrors: every mistake in a matrix names the file, the line and
+// the field.
+func TestMatrixErrors(t *testing.T) {
+	matrix := func(lines ...string) string {
+		return "matrix:\n  " + strings.Join(lines, "\n  ") + "\n"
+	}
+	cases := []struct {
+		name, src, want string
+	}{
+		{"unknown design", matrix("designs: [redis-single, zookeeper-9]", "faults: all", "expect: any"),
+			`s.yaml:2: matrix.designs: unknown impl "zookeeper-9" (valid: [`},
+		{"unknown design in a line", matrix("designs: redis-single, zookeeper-9", "faults: all", "expect: any"),
+			`s.yaml:2: matrix.designs: unknown impl "zookeeper-9" (valid: [`},
+		{"unknown fault", matrix("designs: all", "faults:", "  - none", "  - gremlins", "expect: any"),
+			`s.yaml:5: matrix.faults: unknown fault "gremlins" (valid: [`},
+		{"design twice", matrix("designs: [etcd, etcd]", "faults: all", "expect: any"),
+			"s.yaml:2: matrix.designs: etcd given twice"},
+		{"empty designs", matrix("designs: []", "faults: all", "expect: any"),
+			"s.yaml:2: matrix.designs: want all, or a non-empty list of names"},
+		{"missing designs", matrix("faults: all", "expect: any"), "s.yaml:1: matrix.designs: missing: give all"},
+		{"missing faults", matrix("designs: all", "expect: any"), "s.yaml:1: matrix.faults: missing: give all"},
+		{"missing expect", matrix("designs: all", "faults: all"), "s.yaml:1: matrix.expect: missing: give the expectation"},
+		{"impl in the matrix", matrix("designs: all", "faults: all", "impl: etcd", "expect: any"),
+			"s.yaml:4: matrix.impl: unknown field (valid: designs, faults, "},
+		{"fault that applies to no design", matrix("designs: [redis-single]", "faults: [none, failover]", "expect: any"),
+			"s.yaml:3: matrix.faults: fault failover applies to none of the matrix's designs"},
+		{"bad setting", matrix("designs: all", "faults: all", "clients: many", "expect: any"),
+			`s.yaml:4: matrix.clients: want a whole number, got "many"`},
+		{"setting the runner refuses", matrix("designs: [etcd]", "faults: all", "clients: 0", "expect: any"),
+			"s.yaml:4: matrix.clients: clients 0: must be between 1 and 256"},
+		{"bad expect", matrix("designs: all", "faults: all", "expect: maybe"), "s.yaml:4: matrix.expect: want safe, unsafe or any"},
+		{"scenario named as another cell", matrix("designs: [redis-single]", "faults: [none]", "expect: any") +
+			"scenarios:\n  - {name: redis-single-none, impl: redis-single-fenced, faults: none, expect: safe}\n",
+			`s.yaml:6: scenarios[0].name: "redis-single-none" is the name of the matrix cell redis-single × none: give impl redis-single and faults none to override it, or another name`},
+		{"scenario of two faults named as a cell", matrix("designs: [redis-single]", "faults: [none]", "expect: any") +
+			"scenarios:\n  - {name: redis-single-none, impl: redis-single, faults: [none, pause-node], expect: safe}\n",
+			`s.yaml:6: scenarios[0].name: "redis-single-none" is the name of the matrix cell redis-single × none`},
+		{"cells of the same name", matrix("designs: [redis-single, redis-single-fenced]", "faults: [none, fenced-none]", "workload: mutex", "expect: any"),
+			`s.yaml:2: matrix: cells redis-single × fenced-none and redis-single-fenced × none would both be named "redis-single-fenced-none"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse("s.yaml", []byte(tc.src))
+			var se *Error
+			if !errors.As(err, &se) {
+				t.Fatalf("got %v, want a *suite.Error", err)
+			}
+			if !strings.HasPrefix(err.Error(), tc.want) {
+				t.Fatalf("got  %s\nwant %s…", err, tc.want)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error spans lines: %q", err)
+			}
+		})
+	}
+}
