@@ -71,10 +71,10 @@ func newBench(t *testing.T, n int, persist bool) *bench {
 		TTL: 500 * time.Millisecond, Latency: 300 * time.Millisecond, ClockDelta: 2 * time.Minute, ClockRate: 1,
 		Clients: b.clients, Nodes: b.nodes, Links: b.c.Links(),
 		// Client 0 is always the holder.
-		Await:      func(context.Context, string) (int, error) { return 0, nil },
-		Started:    func(_, target, _ string) { b.started <- target },
-		Stopped:    func(_, target string) { b.stopped <- target },
-		Log:        slog.Default(),
+		Await:   func(context.Context, string) (int, error) { return 0, nil },
+		Started: func(_, target, _ string) { b.started <- target },
+		Stopped: func(_, target string) { b.stopped <- target },
+		Log:     slog.Default(),
 	}
 	return b
 }
