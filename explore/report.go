@@ -12,8 +12,6 @@ import (
 	"slices"
 	"strings"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/locktest/locktest/runner"
 )
 
@@ -34,6 +32,7 @@ var page = template.Must(template.New("explore").Funcs(template.FuncMap{
 		}
 		return fmt.Sprintf("%d%%", 100*a/b)
 	},
+	"rel": func(path string) string { return path }, // replaced per exploration in write
 }).Parse(pageTmpl))
 
 // write writes the capsule (if something was found), explore.json and
@@ -41,7 +40,7 @@ var page = template.Must(template.New("explore").Funcs(template.FuncMap{
 func write(rep *Report, o Options) error {
 	if rep.Found != nil {
 		rep.Found.Capsule = filepath.Join(o.Out, CapsuleFile)
-		data, err := Capsule(rep, o.Base)
+		data, err := Capsule(rep)
 		if err != nil {
 			return err
 		}
@@ -57,7 +56,14 @@ func write(rep *Report, o Options) error {
 		return fmt.Errorf("write %s: %w", ReportJSON, err)
 	}
 	var buf bytes.Buffer
-	if err := page.Execute(&buf, rep); err != nil {
+	// Links are relative, so the directory can be moved or served.
+	rel := func(path string) string {
+		if r, err := filepath.Rel(o.Out, path); err == nil {
+			return r
+		}
+		return path
+	}
+	if err := template.Must(page.Clone()).Funcs(template.FuncMap{"rel": rel}).Execute(&buf, rep); err != nil {
 		return fmt.Errorf("render %s: %w", ReportHTML, err)
 	}
 	return os.WriteFile(filepath.Join(o.Out, ReportHTML), buf.Bytes(), 0o644)
@@ -66,7 +72,7 @@ func write(rep *Report, o Options) error {
 // Capsule is the finding as a suite file that `locktest suite run`
 // accepts as it is: one scenario, expected unsafe, on the judging seeds,
 // with every setting that differs from the defaults.
-func Capsule(rep *Report, base runner.Config) ([]byte, error) {
+func Capsule(rep *Report) ([]byte, error) {
 	f := rep.Found
 	settings, err := nonDefault(f.Config)
 	if err != nil {
@@ -75,7 +81,7 @@ func Capsule(rep *Report, base runner.Config) ([]byte, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Found by locktest explore --impl %s --seed %d (trial t%03d), shrunk in %d step(s):\n",
 		rep.Impl, rep.Seed, f.Trial, len(f.Steps)-1)
-	fmt.Fprintf(&b, "# lost updates in %d of %d seeds. Replay: locktest suite run %s\n", f.Failed, len(f.Seeds), CapsuleFile)
+	fmt.Fprintf(&b, "# lost updates in %d of %d judging seeds, which it runs. Replay: locktest suite run %s\n", len(f.Failed), len(f.Seeds), CapsuleFile)
 	fmt.Fprintf(&b, "name: explore-%s\nscenarios:\n", rep.Impl)
 	fmt.Fprintf(&b, "  - name: %s-%s-explored\n", rep.Impl, strings.Join(f.Config.Faults, "-"))
 	keys := make([]string, 0, len(settings))
@@ -84,14 +90,15 @@ func Capsule(rep *Report, base runner.Config) ([]byte, error) {
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		v, err := yaml.Marshal(settings[k])
+		// JSON is YAML's flow style: lists stay on the key's line.
+		v, err := json.Marshal(settings[k])
 		if err != nil {
 			return nil, fmt.Errorf("capsule: %s: %w", k, err)
 		}
-		fmt.Fprintf(&b, "    %s: %s\n", k, strings.TrimSpace(string(v)))
+		fmt.Fprintf(&b, "    %s: %s\n", k, v)
 	}
-	seeds := make([]string, len(f.Seeds))
-	for i, s := range f.Seeds {
+	seeds := make([]string, len(f.Failed))
+	for i, s := range f.Failed {
 		seeds[i] = fmt.Sprint(s)
 	}
 	fmt.Fprintf(&b, "    seeds: [%s]\n    expect: unsafe\n", strings.Join(seeds, ", "))

@@ -21,10 +21,10 @@ type Finding struct {
 	Original string `json:"original"`
 	Command  string `json:"command"`
 	// Config is the shrunk scenario; Seeds the seeds it was judged on and
-	// Failed how many of them lost updates.
+	// Failed those of them that lost updates: the capsule runs these.
 	Config runner.Config `json:"config"`
 	Seeds  []int64       `json:"seeds"`
-	Failed int           `json:"failed"`
+	Failed []int64       `json:"failed_seeds"`
 	Steps  []ShrinkStep  `json:"steps"`
 	// Report is a failing run's report.html; Capsule the suite file.
 	Report  string `json:"report"`
@@ -42,7 +42,7 @@ type ShrinkStep struct {
 }
 
 // shrink makes the failing trial's scenario smaller one step at a time:
-// fewer clients, one key, a shorter run, a smaller fault. A step is kept
+// a shorter run, fewer clients, one key, a smaller fault. A step is kept
 // only when the smaller scenario still fails in all but at most one of
 // the judging seeds, so the capsule replays.
 func shrink(ctx context.Context, o Options, t Trial) *Finding {
@@ -57,8 +57,8 @@ func shrink(ctx context.Context, o Options, t Trial) *Finding {
 		Report: filepath.Join(t.Dir, reports.ReportFile), Command: t.Command}
 	n := 0
 	// judge runs cfg on the judging seeds until its fate is sealed, and
-	// returns how many failed, how many ran, and a failing run.
-	judge := func(cfg runner.Config) (failed, tried int, failing *reports.Results, ok bool) {
+	// returns the seeds that failed, how many ran, and a failing run.
+	judge := func(cfg runner.Config) (failed []int64, tried int, failing *reports.Results, ok bool) {
 		for _, s := range seeds {
 			if ctx.Err() != nil || time.Now().After(deadline) {
 				return failed, tried, failing, false
@@ -73,21 +73,21 @@ func shrink(ctx context.Context, o Options, t Trial) *Finding {
 			res, err := runner.Run(ctx, r)
 			tried++
 			if err == nil && res.Verdict == checker.Invalid {
-				failed++
+				failed = append(failed, s)
 				if failing == nil {
 					failing = &res
 				}
 			}
-			if tried-failed > 1 { // cannot reach all-but-one any more
+			if tried-len(failed) > 1 { // cannot reach all-but-one any more
 				return failed, tried, failing, true
 			}
 		}
 		return failed, tried, failing, true
 	}
-	accept := func(failed int) bool { return failed >= len(seeds)-1 }
+	accept := func(failed []int64) bool { return len(failed) >= len(seeds)-1 }
 
 	failed, tried, failing, ok := judge(cur)
-	find.Steps = append(find.Steps, ShrinkStep{What: "the trial as found, on the judging seeds", Kept: true, Failed: failed, Tried: tried})
+	find.Steps = append(find.Steps, ShrinkStep{What: "the trial as found, on the judging seeds", Kept: true, Failed: len(failed), Tried: tried})
 	find.Failed = failed
 	if failing != nil {
 		find.Report = filepath.Join(failing.Dir, reports.ReportFile)
@@ -101,9 +101,9 @@ func shrink(ctx context.Context, o Options, t Trial) *Finding {
 				ok = false
 				break
 			}
-			step := ShrinkStep{What: cand.what, Failed: f, Tried: tr, Kept: accept(f) && tr == len(seeds)}
+			step := ShrinkStep{What: cand.what, Failed: len(f), Tried: tr, Kept: accept(f) && tr == len(seeds)}
 			find.Steps = append(find.Steps, step)
-			progress(o.Progress, "shrink: %-40s %d/%d failed → %s", cand.what, f, tr, map[bool]string{true: "kept", false: "dropped"}[step.Kept])
+			progress(o.Progress, "shrink: %-40s %d/%d failed → %s", cand.what, len(f), tr, map[bool]string{true: "kept", false: "dropped"}[step.Kept])
 			if step.Kept {
 				cur, find.Failed, progressed = cand.cfg, f, true
 				if fr != nil {
@@ -135,6 +135,11 @@ func smaller(c runner.Config) []candidate {
 		change(&n)
 		out = append(out, candidate{what, n})
 	}
+	// A shorter run first: every later step is then cheaper to judge.
+	if d := time.Duration(c.Duration); d >= 8*time.Second {
+		h := (d / 2).Round(time.Second)
+		add(fmt.Sprintf("duration %s → %s", d, h), func(n *runner.Config) { n.Duration = runner.Duration(h) })
+	}
 	if c.Clients > 2 {
 		add(fmt.Sprintf("clients %d → 2", c.Clients), func(n *runner.Config) { n.Clients = 2 })
 	}
@@ -144,10 +149,6 @@ func smaller(c runner.Config) []candidate {
 	}
 	if c.Keys > 1 {
 		add(fmt.Sprintf("keys %d → 1", c.Keys), func(n *runner.Config) { n.Keys = 1 })
-	}
-	if d := time.Duration(c.Duration); d >= 8*time.Second {
-		h := (d / 2).Round(time.Second)
-		add(fmt.Sprintf("duration %s → %s", d, h), func(n *runner.Config) { n.Duration = runner.Duration(h) })
 	}
 	if fd := time.Duration(c.FaultDuration); fd >= 20*time.Millisecond {
 		s := (fd * 7 / 10).Round(time.Millisecond)

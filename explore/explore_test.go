@@ -1,0 +1,148 @@
+package explore
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locktest/locktest/checker"
+	"github.com/locktest/locktest/faults"
+	"github.com/locktest/locktest/runner"
+	"github.com/locktest/locktest/seed"
+	"github.com/locktest/locktest/suite"
+)
+
+func mustFault(t *testing.T, name string) faults.Fault {
+	t.Helper()
+	f, err := faults.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TestDrawsStayInRanges: fresh and mutated points stay inside the ranges
+// the coverage report states, and their configurations resolve.
+func TestDrawsStayInRanges(t *testing.T) {
+	base := runner.Defaults()
+	base.Impl = "redis-single"
+	for _, name := range []string{"pause-holder", "kill-node", "latency", "slow-resource-write"} {
+		f := mustFault(t, name)
+		r := seed.Stream(1, seed.Explore, 0)
+		k := fresh(r, f, nil)
+		for i := range 200 {
+			if i%2 == 1 {
+				k = mutate(r, k, f, nil)
+			} else {
+				k = fresh(r, f, nil)
+			}
+			if k.FaultLen < faultLenRange[0] || k.FaultLen > faultLenRange[1] || k.Hold < holdRange[0] || k.Hold > holdRange[1] ||
+				k.Clients < clientRange[0] || k.Clients > clientRange[1] || k.Keys < keyRange[0] || k.Keys > keyRange[1] {
+				t.Fatalf("%s: point out of range: %s", name, k)
+			}
+			c := k.Config(base, 7)
+			if d := time.Duration(c.Duration); d < 8*time.Second || d > 20*time.Second {
+				t.Fatalf("%s: run length %s outside 8–20 s", name, d)
+			}
+			if c.HoldMax < c.HoldMin {
+				t.Fatalf("%s: hold max %v below min %v", name, c.HoldMax, c.HoldMin)
+			}
+			if _, err := runner.Resolve(c); err != nil {
+				t.Fatalf("%s: %s does not resolve: %v", name, k, err)
+			}
+		}
+	}
+}
+
+// TestHolderTargetOffered: a fault that can hit the holder is offered the
+// holder, so a watchdog design's pause can land on the client that holds.
+func TestHolderTargetOffered(t *testing.T) {
+	ts := targetsOf(mustFault(t, "pause-client"), nil)
+	if !strings.Contains(strings.Join(ts, ","), "holder") {
+		t.Fatalf("pause-client targets %v lack holder", ts)
+	}
+	ts = targetsOf(mustFault(t, "pause-node"), []string{"primary", "sentinel"})
+	for _, want := range []string{"all", "primary"} {
+		if !strings.Contains(strings.Join(ts, ","), want) {
+			t.Fatalf("pause-node targets %v lack %s", ts, want)
+		}
+	}
+}
+
+// TestSmallerShrinks: every candidate is smaller in exactly the way it says.
+func TestSmallerShrinks(t *testing.T) {
+	c := runner.Defaults()
+	c.Clients, c.Keys, c.Duration, c.FaultDuration = 6, 3, runner.Duration(16*time.Second), runner.Duration(2*time.Second)
+	cands := smaller(c)
+	if len(cands) != 5 {
+		t.Fatalf("want 5 candidates (duration, clients ×2, keys, fault), got %d", len(cands))
+	}
+	if !strings.HasPrefix(cands[0].what, "duration") || cands[0].cfg.Duration != runner.Duration(8*time.Second) {
+		t.Fatalf("first candidate should halve the run: %+v", cands[0])
+	}
+	for _, cd := range cands {
+		n := cd.cfg
+		if n.Clients > c.Clients || n.Keys > c.Keys || n.Duration > c.Duration || n.FaultDuration > c.FaultDuration {
+			t.Fatalf("%s made something bigger", cd.what)
+		}
+	}
+	c.Clients, c.Keys, c.Duration, c.FaultDuration = 2, 1, runner.Duration(4*time.Second), runner.Duration(10*time.Millisecond)
+	if got := smaller(c); len(got) != 0 {
+		t.Fatalf("a minimal scenario has nothing smaller, got %v", got)
+	}
+}
+
+// TestCapsuleIsASuite: the capsule parses as a suite with one scenario
+// that expects unsafe and carries the shrunk settings.
+func TestCapsuleIsASuite(t *testing.T) {
+	cfg := runner.Defaults()
+	cfg.Impl, cfg.Faults, cfg.Clients = "redis-single", []string{"pause-client"}, 3
+	cfg.FaultTarget, cfg.FaultMoment = "holder", faults.MomentGrant
+	cfg.HoldMin, cfg.HoldMax = runner.Duration(300*time.Millisecond), runner.Duration(350*time.Millisecond)
+	rep := &Report{Impl: "redis-single", Seed: 3, Found: &Finding{Trial: 2, Config: cfg, Seeds: []int64{1, 2, 3, 4}, Failed: []int64{1, 2, 4},
+		Steps: []ShrinkStep{{What: "as found", Kept: true}}}}
+	data, err := Capsule(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := suite.Parse("capsule.yaml", data)
+	if err != nil {
+		t.Fatalf("capsule does not parse: %v\n%s", err, data)
+	}
+	if len(f.Scenarios) != 1 {
+		t.Fatalf("want one scenario, got %d", len(f.Scenarios))
+	}
+	sc := f.Scenarios[0]
+	if sc.Expect.Verdict != "unsafe" || len(sc.Runs) != 3 {
+		t.Fatalf("want unsafe on 3 seeds, got %+v with %d runs\n%s", sc.Expect, len(sc.Runs), data)
+	}
+	got := sc.Runs[0].Config
+	if got.Clients != 3 || got.FaultMoment != faults.MomentGrant || got.FaultTarget != "holder" || got.HoldMin != cfg.HoldMin {
+		t.Fatalf("capsule lost settings: %+v\n%s", got, data)
+	}
+}
+
+// TestCoverageCounts: strikes are counted per moment and effect, and the
+// ranges tried are the extremes of the trials.
+func TestCoverageCounts(t *testing.T) {
+	f := mustFault(t, "pause-holder")
+	trials := []Trial{
+		{Knobs: Knobs{Fault: "pause-holder", FaultLen: 0.5, Hold: 0.2, Clients: 2, Keys: 1, Target: "holder"}, Result: checker.Valid,
+			Strikes: []Strike{{Moment: "grant", Effect: EffectTook}, {Moment: "grant", Effect: EffectNone}}},
+		{Knobs: Knobs{Fault: "pause-holder", FaultLen: 3, Hold: 1, Clients: 6, Keys: 3}, Result: checker.Valid,
+			Strikes: []Strike{{Moment: "", Effect: EffectDisturbed}}},
+		{Knobs: Knobs{Fault: "other"}, Strikes: []Strike{{Moment: "grant", Effect: EffectTook}}},
+	}
+	cov := coverage(trials, []faults.Fault{f})
+	c := cov[0]
+	if c.Trials != 2 || c.Strikes != 3 || c.Moments["grant"].Strikes != 2 || c.Moments["grant"].Effective != 1 ||
+		c.Moments["any"].Disturbed != 1 {
+		t.Fatalf("counts wrong: %+v grant=%+v", c, c.Moments["grant"])
+	}
+	if c.FaultLen != [2]float64{0.5, 3} || c.Clients != [2]int{2, 6} || c.Keys != [2]int{1, 3} {
+		t.Fatalf("ranges wrong: %+v", c)
+	}
+	if strings.Join(c.Targets, ",") != "default,holder" {
+		t.Fatalf("targets %v", c.Targets)
+	}
+}

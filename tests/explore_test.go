@@ -1,0 +1,77 @@
+package tests
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/locktest/locktest/explore"
+)
+
+// readExplore reads explore.json from an exploration directory.
+func readExplore(t *testing.T, dir string) explore.Report {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, explore.ReportJSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep explore.Report
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// TestExploreFindsUnseenLock: explore, with no flags but the design, finds
+// the lost update of a lock it knows nothing about (the unfenced Python
+// client of the process protocol), shrinks it, and writes a capsule that
+// replays as a suite.
+func TestExploreFindsUnseenLock(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "explore")
+	r := locktest(t, "explore", "--impl", "exec", "--exec-cmd", "python3 protocol/redislock.py", "--exec-servers", "redis-single",
+		"--budget", "90s", "--shrink-budget", "80s", "--shrink-seeds", "3", "--out", out)
+	if r.code != 1 || !strings.Contains(r.stdout, "FOUND") {
+		t.Fatalf("want a violation (exit 1), got exit %d", r.code)
+	}
+	rep := readExplore(t, out)
+	if rep.Found == nil || len(rep.Found.Failed) == 0 {
+		t.Fatalf("explore.json has no finding with failing seeds: %+v", rep.Found)
+	}
+	if _, err := os.Stat(filepath.Join(out, explore.ReportHTML)); err != nil {
+		t.Fatal(err)
+	}
+	s := locktest(t, "suite", "run", filepath.Join(out, explore.CapsuleFile), "--out", filepath.Join(t.TempDir(), "replay"))
+	if s.code != 0 {
+		t.Fatalf("the capsule did not replay: exit %d", s.code)
+	}
+	assertNothingLeft(t, out, binary)
+}
+
+// TestExploreSafeReportsCoverage: on a fenced design nothing is found, and
+// the exit is 0 with coverage that shows the strikes landed at lock
+// moments and took effect (the holder's lease did run out): the search
+// looked where the unfenced lock breaks.
+func TestExploreSafeReportsCoverage(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "explore")
+	r := locktest(t, "explore", "--impl", "redis-single-fenced", "--fault", "pause-holder", "--budget", "45s", "--out", out)
+	if r.code != 0 || !strings.Contains(r.stdout, "no violation found under this coverage") {
+		t.Fatalf("want exit 0 with coverage, got %d", r.code)
+	}
+	rep := readExplore(t, out)
+	if rep.Found != nil || len(rep.Trials) < 2 || len(rep.Coverage) != 1 {
+		t.Fatalf("want ≥ 2 trials, no finding, one fault covered: %+v", rep)
+	}
+	c := rep.Coverage[0]
+	effective := 0
+	for m, mc := range c.Moments {
+		if m != "any" && mc.Strikes > 0 {
+			effective += mc.Effective
+		}
+	}
+	if c.Strikes == 0 || effective == 0 {
+		t.Fatalf("no strike at a lock moment took effect: %+v", c)
+	}
+	assertNothingLeft(t, out, binary)
+}
