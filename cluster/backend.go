@@ -3,9 +3,10 @@ package cluster
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
+
+	"github.com/locktest/locktest/registry"
 )
 
 // Instance is one incarnation of a node's server: a local process or a
@@ -62,29 +63,24 @@ type Backend interface {
 // BackendFactory makes a backend for the cluster of one run.
 type BackendFactory func(runDir string) (Backend, error)
 
-var backends = map[string]BackendFactory{}
+// namedBackend is a BackendFactory under its --backend name.
+type namedBackend struct {
+	name string
+	make BackendFactory
+}
+
+var backends = registry.New("backend", func(b namedBackend) string { return b.name })
 
 // RegisterBackend adds a backend under its --backend name.
-func RegisterBackend(name string, f BackendFactory) {
-	if _, dup := backends[name]; dup {
-		panic("cluster: duplicate backend " + name)
-	}
-	backends[name] = f
-}
+func RegisterBackend(name string, f BackendFactory) { backends.Register(namedBackend{name, f}) }
 
 // BackendNames lists the registered backends, sorted.
-func BackendNames() []string {
-	var names []string
-	for n := range backends {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
+func BackendNames() []string { return backends.Names() }
 
-// CheckBackend validates a --backend value.
+// CheckBackend validates a --backend value; "" is the local default.
 func CheckBackend(name string) error {
-	if _, ok := backends[name]; !ok && name != "" {
+	if _, err := backends.Lookup(name); err != nil && name != "" {
+		// The flag's message lists the few names without brackets.
 		return fmt.Errorf("unknown backend %q (valid: %s)", name, strings.Join(BackendNames(), ", "))
 	}
 	return nil

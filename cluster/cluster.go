@@ -32,7 +32,8 @@ func NewOn(dir, backend string) (*Cluster, error) {
 	if err := CheckBackend(backend); err != nil {
 		return nil, err
 	}
-	b, err := backends[backend](dir)
+	reg, _ := backends.Lookup(backend) // checked above
+	b, err := reg.make(dir)
 	if err != nil {
 		return nil, err
 	}

@@ -23,6 +23,9 @@ func leaders(nodes []*Node) []*Node {
 // link), the other two elect a new one, which faults aimed at "leader" then
 // hit. Stopping the cluster ends every member.
 func TestEtcdLeaderRole(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a real 3-member etcd cluster; run without -short")
+	}
 	c := New(t.TempDir())
 	defer c.Stop()
 	nodes, err := c.StartEtcd(context.Background(), 3)

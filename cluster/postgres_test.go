@@ -13,6 +13,9 @@ import (
 // directory) and checks that it serves queries and, under root, runs as
 // the unprivileged user that owns its data, not as root.
 func TestPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs initdb and starts a real PostgreSQL server; run without -short")
+	}
 	c := New(t.TempDir())
 	defer c.Stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

@@ -9,6 +9,9 @@ import (
 // TestSignalsToAnExitedProcess: pausing, resuming or killing a process that
 // has exited does nothing and returns at once (its pid may be reused).
 func TestSignalsToAnExitedProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a child process; run without -short")
+	}
 	path, err := exec.LookPath("true")
 	if err != nil {
 		t.Fatal(err)

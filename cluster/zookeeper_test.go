@@ -11,6 +11,9 @@ import (
 // leader among themselves, which they can only do if the peer links are
 // the paths they really use. Healing lets the old leader rejoin.
 func TestZooKeeperEnsemble(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a real 3-server ZooKeeper ensemble; run without -short")
+	}
 	c := New(t.TempDir())
 	defer c.Stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)

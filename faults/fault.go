@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"sort"
 	"time"
 
 	"github.com/locktest/locktest/cluster"
 	"github.com/locktest/locktest/impls"
+	"github.com/locktest/locktest/registry"
 )
 
 // Fault is one kind of fault, registered by name.
@@ -168,40 +168,16 @@ func onAll[T any](items []T, do, undo func(T) error) (func() error, error) {
 	}, nil
 }
 
-var registry = map[string]Fault{}
+var registered = registry.New("fault", Fault.Name)
 
 // Register adds a fault; each fault file calls it from init.
-func Register(f Fault) {
-	if _, dup := registry[f.Name()]; dup {
-		panic("faults: duplicate fault " + f.Name())
-	}
-	registry[f.Name()] = f
-}
+func Register(f Fault) { registered.Register(f) }
 
 // Lookup returns a fault by name, or an error listing the valid names.
-func Lookup(name string) (Fault, error) {
-	f, ok := registry[name]
-	if !ok {
-		return nil, fmt.Errorf("unknown fault %q (valid: %v)", name, Names())
-	}
-	return f, nil
-}
+func Lookup(name string) (Fault, error) { return registered.Lookup(name) }
 
 // All returns the faults sorted by name.
-func All() []Fault {
-	out := make([]Fault, 0, len(registry))
-	for _, f := range registry {
-		out = append(out, f)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name() < out[j].Name() })
-	return out
-}
+func All() []Fault { return registered.All() }
 
-// Names returns the registered fault names.
-func Names() []string {
-	var names []string
-	for _, f := range All() {
-		names = append(names, f.Name())
-	}
-	return names
-}
+// Names returns the registered fault names, sorted.
+func Names() []string { return registered.Names() }

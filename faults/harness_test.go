@@ -35,6 +35,9 @@ type bench struct {
 // newBench starts n redis-servers (AOF when persist) and two clients.
 func newBench(t *testing.T, n int, persist bool) *bench {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("starts real redis-servers and client processes; run without -short")
+	}
 	shim, err := cluster.BuildClockShim(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

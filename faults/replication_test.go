@@ -20,6 +20,9 @@ import (
 // primary/peers, a partition stops replication and spares the clients;
 // aimed at primary/clients, the reverse.
 func TestPartitionReplication(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real redis-servers, a primary and its replica; run without -short")
+	}
 	ctx := context.Background()
 	c := cluster.New(t.TempDir())
 	t.Cleanup(func() { c.Stop() })

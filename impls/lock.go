@@ -3,12 +3,11 @@ package impls
 import (
 	"context"
 	"errors"
-	"fmt"
-	"sort"
 	"time"
 
 	"github.com/locktest/locktest/clock"
 	"github.com/locktest/locktest/cluster"
+	"github.com/locktest/locktest/registry"
 )
 
 // Lock is a client of one lock design, owned by one worker process.
@@ -184,40 +183,16 @@ type Design struct {
 	New func(cfg Config) (Lock, error)
 }
 
-var registry = map[string]Design{}
+var designs = registry.New("impl", func(d Design) string { return d.Name })
 
 // Register adds a design; each design file calls it from init.
-func Register(d Design) {
-	if _, dup := registry[d.Name]; dup {
-		panic("impls: duplicate design " + d.Name)
-	}
-	registry[d.Name] = d
-}
+func Register(d Design) { designs.Register(d) }
 
 // Lookup returns a design by name, or an error listing the valid names.
-func Lookup(name string) (Design, error) {
-	d, ok := registry[name]
-	if !ok {
-		return Design{}, fmt.Errorf("unknown impl %q (valid: %v)", name, Names())
-	}
-	return d, nil
-}
+func Lookup(name string) (Design, error) { return designs.Lookup(name) }
 
 // All returns the designs sorted by name.
-func All() []Design {
-	out := make([]Design, 0, len(registry))
-	for _, d := range registry {
-		out = append(out, d)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
+func All() []Design { return designs.All() }
 
 // Names returns the registered design names, sorted.
-func Names() []string {
-	var names []string
-	for _, d := range All() {
-		names = append(names, d.Name)
-	}
-	return names
-}
+func Names() []string { return designs.Names() }

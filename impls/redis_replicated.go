@@ -13,7 +13,7 @@ func init() {
 	Register(Design{
 		Name: "redis-replicated",
 		Description: "redis-single on a primary with 2 replicas and 3 Sentinels; clients find the primary through " +
-			"Sentinel, replication is asynchronous (seeds 000-002)",
+			"Sentinel, replication is asynchronous (sources S0–S2)",
 		Roles:    sentinelRoles,
 		Binaries: sentinelBinaries,
 		Deploy:   deployReplicated,

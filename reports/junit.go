@@ -10,11 +10,6 @@ import (
 	"github.com/locktest/locktest/checker"
 )
 
-// AnyOutcome as an expectation accepts safe and unsafe alike, for designs
-// whose behaviour under a fault is not a promise either way (Redis with
-// WAIT). An undecided check still fails it: nothing was learned.
-const AnyOutcome Outcome = "any"
-
 // TestCase is one scenario as a CI system shows it. It passes when the
 // design did what the suite expects under the fault: an anomaly the suite
 // expects to reproduce is a pass when it shows up, and a failure when it

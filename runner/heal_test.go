@@ -14,6 +14,9 @@ import (
 // clock moved, as a faulty fault would: the final heal must name each and
 // undo it, and find nothing the second time.
 func TestVerifyHealed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the clock shim with cc and starts a real redis-server; run without -short")
+	}
 	shim, err := cluster.BuildClockShim(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

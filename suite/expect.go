@@ -11,27 +11,18 @@ import (
 	"github.com/locktest/locktest/reports"
 )
 
-// Outcome words of a suite file.
-const (
-	Safe   = "safe"
-	Unsafe = "unsafe"
-	// Any accepts safe and unsafe alike, for a design whose behaviour
-	// under a fault is no promise either way (Redis with WAIT); an unknown
-	// verdict still fails it, since nothing was learned.
-	Any = "any"
-)
-
 // Expect is what every run of a scenario must show. An expected unsafe
 // outcome that does not show up fails the suite just like a safe design
 // gone wrong: the harness would have lost its teeth.
 type Expect struct {
-	// Verdict is Safe, Unsafe or Any for the run's verdict (the check of
-	// what the workload protects), or "" when only liveness is judged.
-	Verdict string `json:"verdict,omitempty"`
+	// Verdict is reports.Safe, Unsafe or AnyOutcome for the run's verdict
+	// (the check of what the workload protects), or "" when only liveness
+	// is judged.
+	Verdict reports.Outcome `json:"verdict,omitempty"`
 	// Mutex, when set, judges the mutual-exclusion check too: a fenced
 	// design under a pause keeps the data safe while two clients believed
 	// they held the lock, and Mutex: unsafe proves the fault did bite.
-	Mutex string `json:"mutex,omitempty"`
+	Mutex reports.Outcome `json:"mutex,omitempty"`
 	// MaxRecovery bounds the time from each fault's start until another
 	// client acquired the lock.
 	MaxRecovery time.Duration `json:"max_recovery,omitempty"`
@@ -44,10 +35,10 @@ type Expect struct {
 func (e Expect) String() string {
 	var parts []string
 	if e.Verdict != "" {
-		parts = append(parts, e.Verdict)
+		parts = append(parts, string(e.Verdict))
 	}
 	if e.Mutex != "" {
-		parts = append(parts, "mutex "+e.Mutex)
+		parts = append(parts, "mutex "+string(e.Mutex))
 	}
 	if e.MaxRecovery > 0 {
 		parts = append(parts, "recovers ≤ "+e.MaxRecovery.String())
@@ -63,11 +54,13 @@ var expectFields = []string{"verdict", "mutex", "max_recovery", "never_recovers"
 // expect reads `expect: safe`, `expect: unsafe`, or a mapping of
 // expectFields.
 func (p parser) expect(v *yaml.Node, path string) (*Expect, error) {
-	outcome := func(n *yaml.Node, path string) (string, error) {
-		if n.Kind != yaml.ScalarNode || (n.Value != Safe && n.Value != Unsafe && n.Value != Any) {
-			return "", p.errAt(n, path, "want safe, unsafe or any, or a mapping of %s", strings.Join(expectFields, ", "))
+	outcome := func(n *yaml.Node, path string) (reports.Outcome, error) {
+		o := reports.Outcome(n.Value)
+		if n.Kind != yaml.ScalarNode || (o != reports.Safe && o != reports.Unsafe && o != reports.AnyOutcome) {
+			return "", p.errAt(n, path, "want %s, %s or %s, or a mapping of %s",
+				reports.Safe, reports.Unsafe, reports.AnyOutcome, strings.Join(expectFields, ", "))
 		}
-		return n.Value, nil
+		return o, nil
 	}
 	var e Expect
 	if v.Kind == yaml.ScalarNode {
@@ -109,18 +102,6 @@ func (p parser) expect(v *yaml.Node, path string) (*Expect, error) {
 	return &e, nil
 }
 
-// word says a verdict as the suite file does.
-func word(v checker.Verdict) string {
-	switch v {
-	case checker.Valid:
-		return Safe
-	case checker.Invalid:
-		return Unsafe
-	default:
-		return string(v)
-	}
-}
-
 // Judge compares a run with the expectation. got says what the run showed
 // in the expectation's terms; reasons lists every mismatch (none: pass).
 // An unknown verdict matches neither safe nor unsafe. ttl is the run's
@@ -128,26 +109,26 @@ func word(v checker.Verdict) string {
 func (e Expect) Judge(r reports.Results, ttl time.Duration) (got string, reasons []string) {
 	var gots []string
 	if e.Verdict != "" || e.Mutex == "" {
-		g := word(r.Verdict)
+		g := string(reports.OutcomeOf(r.Verdict))
 		if s := r.Checks.Stats; r.DecidedBy == checker.ResourceCheck && s.Lost > 0 {
 			g += fmt.Sprintf(" (%d lost update%s)", s.Lost, plural(s.Lost))
 		}
 		gots = append(gots, g)
 	}
-	if e.Verdict != "" && word(r.Verdict) != e.Verdict && (e.Verdict != Any || r.Verdict == checker.Unknown) {
+	if e.Verdict != "" && reports.OutcomeOf(r.Verdict) != e.Verdict && (e.Verdict != reports.AnyOutcome || r.Verdict == checker.Unknown) {
 		switch {
 		case r.Verdict == checker.Unknown:
 			reasons = append(reasons, "the verdict is unknown ("+unknownWhy(r)+"), neither safe nor unsafe")
-		case e.Verdict == Unsafe:
+		case e.Verdict == reports.Unsafe:
 			reasons = append(reasons, "expected unsafe, but the anomaly was not reproduced: the harness lost its teeth")
 		default:
 			reasons = append(reasons, fmt.Sprintf("expected safe, but the %s check found a violation", r.DecidedBy))
 		}
 	}
 	if e.Mutex != "" {
-		m := word(r.Checks.Mutex.Verdict)
-		gots = append(gots, "mutex "+m)
-		if m != e.Mutex && (e.Mutex != Any || r.Checks.Mutex.Verdict == checker.Unknown) {
+		m := reports.OutcomeOf(r.Checks.Mutex.Verdict)
+		gots = append(gots, "mutex "+string(m))
+		if m != e.Mutex && (e.Mutex != reports.AnyOutcome || r.Checks.Mutex.Verdict == checker.Unknown) {
 			reasons = append(reasons, fmt.Sprintf("expected the mutex check %s, got %s", e.Mutex, m))
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/locktest/locktest/faults"
 	"github.com/locktest/locktest/impls"
+	"github.com/locktest/locktest/reports"
 	"github.com/locktest/locktest/runner"
 )
 
@@ -41,12 +42,12 @@ scenarios:
 	}
 	a, b := f.Scenarios[0], f.Scenarios[1]
 	if len(a.Runs) != 2 || a.Runs[1].Seed != 5 || a.Runs[0].Clients != 3 || time.Duration(a.Runs[0].TTL) != 500*time.Millisecond ||
-		time.Duration(a.Runs[0].Duration) != 5*time.Second || a.Runs[0].Scenario != "a" || a.Expect.Verdict != Unsafe ||
+		time.Duration(a.Runs[0].Duration) != 5*time.Second || a.Runs[0].Scenario != "a" || a.Expect.Verdict != reports.Unsafe ||
 		strings.Join(a.Anomalies, ",") != "1,20" || a.Line != 6 {
 		t.Errorf("scenario a: %+v %+v", a, a.Runs[0].Config)
 	}
 	if b.Runs[0].Workload.Name != "mutex" || time.Duration(b.Runs[0].Duration) != 3*time.Second ||
-		b.Expect != (Expect{Verdict: Safe, Mutex: Safe, MaxRecovery: 2 * time.Second}) || b.Runs[0].Seed != 1 {
+		b.Expect != (Expect{Verdict: reports.Safe, Mutex: reports.Safe, MaxRecovery: 2 * time.Second}) || b.Runs[0].Seed != 1 {
 		t.Errorf("scenario b: %+v %+v", b, b.Runs[0].Config)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/locktest/locktest/faults"
 	"github.com/locktest/locktest/impls"
+	"github.com/locktest/locktest/reports"
 )
 
 // collider is a fault whose cells' names collide with others':
@@ -64,7 +65,7 @@ matrix:
 	for i, sc := range f.Scenarios {
 		r := sc.Runs[0]
 		if sc.Name != want[i].Name() || r.Impl != want[i].Design || !slices.Equal(r.Config.Faults, []string{want[i].Fault}) ||
-			!sc.Unmeasured || sc.Expect != (Expect{Verdict: Any}) || r.Clients != 3 || time.Duration(r.Duration) != 4*time.Second ||
+			!sc.Unmeasured || sc.Expect != (Expect{Verdict: reports.AnyOutcome}) || r.Clients != 3 || time.Duration(r.Duration) != 4*time.Second ||
 			sc.Line != 5 {
 			t.Errorf("cell %v: scenario %s (line %d, unmeasured %v, expect %v) runs %s %v clients %d for %s",
 				want[i], sc.Name, sc.Line, sc.Unmeasured, sc.Expect, r.Impl, r.Config.Faults, r.Clients, time.Duration(r.Duration))
@@ -118,10 +119,10 @@ scenarios:
 	// Explicit scenarios first, in file order: they take the defaults,
 	// not the matrix's settings; then the cells nobody overrides.
 	want := []got{
-		{"redis-single-fenced-none", false, Expect{Verdict: Safe}, time.Second, 5 * time.Second},
-		{"redis-single-none-long", false, Expect{Verdict: Safe, Mutex: Safe}, time.Second, 9 * time.Second},
-		{"redis-single-none", true, Expect{Verdict: Any}, 2 * time.Second, 5 * time.Second},
-		{"redis-single-fenced-test-picky", true, Expect{Verdict: Any}, 2 * time.Second, 5 * time.Second},
+		{"redis-single-fenced-none", false, Expect{Verdict: reports.Safe}, time.Second, 5 * time.Second},
+		{"redis-single-none-long", false, Expect{Verdict: reports.Safe, Mutex: reports.Safe}, time.Second, 9 * time.Second},
+		{"redis-single-none", true, Expect{Verdict: reports.AnyOutcome}, 2 * time.Second, 5 * time.Second},
+		{"redis-single-fenced-test-picky", true, Expect{Verdict: reports.AnyOutcome}, 2 * time.Second, 5 * time.Second},
 	}
 	if !slices.Equal(gots, want) {
 		t.Errorf("scenarios:\n got %+v\nwant %+v", gots, want)

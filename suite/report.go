@@ -11,7 +11,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/locktest/locktest/checker"
 	"github.com/locktest/locktest/reports"
 )
 
@@ -28,7 +27,7 @@ type row struct {
 	name, rows, impl, faults, expected string
 	unmeasured                         bool
 	runs, pass, fail, errs, notRun     int
-	valid, invalid, unknown            int
+	safe, unsafe, undecided            int
 	wall                               float64
 }
 
@@ -56,13 +55,13 @@ func (r Report) rows() []*row {
 			rw.notRun++
 		}
 		if o.Status == Pass || o.Status == Fail {
-			switch o.Verdict {
-			case checker.Valid:
-				rw.valid++
-			case checker.Invalid:
-				rw.invalid++
+			switch reports.OutcomeOf(o.Verdict) {
+			case reports.Safe:
+				rw.safe++
+			case reports.Unsafe:
+				rw.unsafe++
 			default:
-				rw.unknown++
+				rw.undecided++
 			}
 		}
 	}
@@ -75,7 +74,8 @@ func (rw *row) result() string {
 	for _, c := range []struct {
 		n    int
 		what string
-	}{{rw.invalid, "unsafe"}, {rw.valid, "safe"}, {rw.unknown, "unknown"}, {rw.errs, "error"}, {rw.notRun, "not run"}} {
+	}{{rw.unsafe, string(reports.Unsafe)}, {rw.safe, string(reports.Safe)}, {rw.undecided, string(reports.Undecided)},
+		{rw.errs, "error"}, {rw.notRun, "not run"}} {
 		if c.n > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d/%d", c.what, c.n, rw.runs))
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -27,6 +28,11 @@ func TestMain(m *testing.M) {
 	// watchdog from this very binary.
 	if len(os.Args) > 1 && os.Args[1] == cluster.WatchdogCommand {
 		os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	flag.Parse()
+	if testing.Short() {
+		fmt.Println("tests: skipped under -short: every test here builds locktest and starts real servers and processes")
+		os.Exit(0)
 	}
 	dir, err := os.MkdirTemp("", "locktest-bin")
 	if err != nil {

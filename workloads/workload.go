@@ -3,15 +3,14 @@ package workloads
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math/rand/v2"
-	"sort"
 	"time"
 
 	"github.com/locktest/locktest/checker"
 	"github.com/locktest/locktest/clock"
 	"github.com/locktest/locktest/history"
 	"github.com/locktest/locktest/impls"
+	"github.com/locktest/locktest/registry"
 )
 
 // Sink receives what a client does. It is the worker's link to the
@@ -57,38 +56,19 @@ type Workload struct {
 	Cycle func(ctx context.Context, env *Env)
 }
 
-var registry = map[string]Workload{}
+var registered = registry.New("workload", func(w Workload) string { return w.Name })
 
 // Register adds a workload; each workload file calls it from init.
-func Register(w Workload) { registry[w.Name] = w }
+func Register(w Workload) { registered.Register(w) }
 
 // Lookup returns a workload by name, or an error listing the valid names.
-func Lookup(name string) (Workload, error) {
-	w, ok := registry[name]
-	if !ok {
-		return Workload{}, fmt.Errorf("unknown workload %q (valid: %v)", name, Names())
-	}
-	return w, nil
-}
+func Lookup(name string) (Workload, error) { return registered.Lookup(name) }
 
 // All returns the workloads sorted by name.
-func All() []Workload {
-	out := make([]Workload, 0, len(registry))
-	for _, w := range registry {
-		out = append(out, w)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
+func All() []Workload { return registered.All() }
 
-// Names returns the registered workload names.
-func Names() []string {
-	var names []string
-	for _, w := range All() {
-		names = append(names, w.Name)
-	}
-	return names
-}
+// Names returns the registered workload names, sorted.
+func Names() []string { return registered.Names() }
 
 // Run runs cycles until the coordinator asks to stop or the lock client
 // breaks.
