@@ -1,3 +1,0 @@
-package runner
-
-func Warnings(r Resolved) []string { return nil }
