@@ -60,9 +60,23 @@ var (
 
 const slowWriteFault = "slow-resource-write"
 
-// targetClient reads the client a fault's target names: "c3", "c3 +2s ×1"
+// targetName matches the client a fault's target names: "c3", "c3 +2s ×1"
 // (client-clock-skew) or "c3:resource" (slow-resource-write).
-var targetClient = regexp.MustCompile(`^c(\d+)(?:[ :]|$)`)
+var targetName = regexp.MustCompile(`^c(\d+)(?:[ :]|$)`)
+
+// targetClient returns the client a fault's target names, or -1 when it
+// names servers or links between them.
+func targetClient(target string) int {
+	m := targetName.FindStringSubmatch(target)
+	if m == nil {
+		return -1
+	}
+	c, err := strconv.Atoi(m[1])
+	if err != nil {
+		return -1
+	}
+	return c
+}
 
 type judge struct {
 	ops   []history.Op
@@ -83,11 +97,7 @@ func efficacy(ops []history.Op, faults []history.Fault, start int64, ttl time.Du
 }
 
 func (j judge) fault(f history.Fault) (EffectKind, string) {
-	m := targetClient.FindStringSubmatch(f.Target)
-	client := -1
-	if m != nil {
-		client, _ = strconv.Atoi(m[1])
-	}
+	client := targetClient(f.Target)
 	switch {
 	case client >= 0 && holderFaults[f.Name]:
 		return j.holder(f, client)
