@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/locktest/locktest/history"
@@ -18,7 +19,8 @@ const (
 	// the situation a lock must survive was created.
 	Effective EffectKind = "effective"
 	// Disturbed: client operations timed out or were refused during the
-	// fault, but no holder lost its lease. The fault was felt, not more.
+	// fault (a lease may have run out), but no other client was granted a
+	// lock its holder still believed it held. The fault was felt, not more.
 	Disturbed EffectKind = "disturbed"
 	// NoEffect: nothing the lock cares about changed; the run spent the
 	// fault without testing anything.
@@ -177,8 +179,9 @@ func inFlight(op history.Op, f history.Fault) bool {
 // holder judges a fault on a client (a pause, a kill, a skewed clock):
 // effective when the client held the lock during the fault and another
 // client was granted it while the first still believed it held it, before
-// the first could notice (its next operation completing). A killed client
-// believes nothing, but its lease lives on until it runs out.
+// the first could notice (its next operation completing); disturbed when
+// its lease ran out with no one there to take it. A killed client believes
+// nothing, but its lease lives on until it runs out.
 func (j judge) holder(f history.Fault, c int) (EffectKind, string) {
 	deadline := max(f.Stop, j.nextCompletion(c, f.Start))
 	var held *hold
@@ -213,6 +216,9 @@ func (j judge) holder(f history.Fault, c int) (EffectKind, string) {
 	case held != nil && f.Name == "kill-holder":
 		return NoEffect, fmt.Sprintf("c%d was killed holding %q, and no other client was granted it before c%d came back",
 			c, held.acquire.Key, c)
+	case held != nil && held.release != nil && held.release.F == history.FRelease && held.release.Outcome == history.Fail:
+		return Disturbed, fmt.Sprintf("c%d's lease on %q ran out (its release was refused), but no other client was granted it meanwhile",
+			c, held.acquire.Key)
 	case held != nil:
 		return NoEffect, fmt.Sprintf("c%d held %q through the fault, and no other client was granted it before c%d went on",
 			c, held.acquire.Key, c)
@@ -315,7 +321,8 @@ func (j judge) slowWrite(f history.Fault, c int) (EffectKind, string) {
 // node judges a fault on servers, links or their clocks: effective when
 // two clients' believed holds of one key overlap during the fault or
 // start within a TTL after it; disturbed when, short of that, client
-// operations in flight during it timed out or were refused. Refused
+// operations in flight during it timed out or were refused (a refused
+// release is a lease that ran out, with no one there to take it). Refused
 // acquires are not counted: a busy lock refuses them too.
 func (j judge) node(f history.Fault) (EffectKind, string) {
 	for i, a := range j.holds {
@@ -330,20 +337,36 @@ func (j judge) node(f history.Fault) (EffectKind, string) {
 				b.acquire.Process, b.acquire.Key, j.at(b.from), a.acquire.Process, j.at(a.from))
 		}
 	}
-	var info, fail int
+	const none = "no client was granted a lock another still believed it held"
+	var unknown, refusedReleases, refused int
 	for _, op := range j.ops {
 		if op.Process < 0 || !inFlight(op, f) || op.F == history.FCrash {
 			continue
 		}
 		switch {
 		case op.Outcome == history.Info:
-			info++
+			unknown++
+		case op.Outcome == history.Fail && op.F == history.FRelease:
+			refusedReleases++
 		case op.Outcome == history.Fail && op.F != history.FAcquire:
-			fail++
+			refused++
 		}
 	}
-	if info+fail > 0 {
-		return Disturbed, fmt.Sprintf("no holder lost its lease, but %d client op(s) in flight timed out and %d were refused", info, fail)
+	var felt []string
+	for _, c := range []struct {
+		n    int
+		what string
+	}{
+		{unknown, "client op(s) in flight ended unknown (timed out or lost their connection)"},
+		{refusedReleases, "release(s) were refused (a lease ran out under its holder)"},
+		{refused, "other client op(s) were refused"},
+	} {
+		if c.n > 0 {
+			felt = append(felt, fmt.Sprintf("%d %s", c.n, c.what))
+		}
 	}
-	return NoEffect, "no holder lost its lease"
+	if len(felt) > 0 {
+		return Disturbed, none + ", but " + strings.Join(felt, "; ")
+	}
+	return NoEffect, none
 }
