@@ -83,7 +83,10 @@ type Report struct {
 	Resource Result          `json:"resource"`
 	Stats    ResourceStats   `json:"resource_stats"`
 	Faults   []history.Fault `json:"faults,omitempty"`
-	Start    int64           `json:"start"`
+	// Efficacy says, per fault in Faults (same order), whether it took
+	// effect: a run whose faults did nothing proves little.
+	Efficacy []FaultEffect `json:"efficacy,omitempty"`
+	Start    int64         `json:"start"`
 }
 
 // Options tune the checks.
@@ -92,6 +95,10 @@ type Options struct {
 	Timeout time.Duration
 	// MaxViolations bounds how many violations are listed per check.
 	MaxViolations int
+	// TTL is the run's lease, by which Efficacy still blames a node fault
+	// for an overlap that begins after it healed; 0 looks at the fault's
+	// window only.
+	TTL time.Duration
 }
 
 // RejectedError is the error text a workload records for a write the
@@ -145,7 +152,7 @@ func Check(recs []history.Record, opt Options) Report {
 		}
 	}
 
-	rep := Report{Faults: faults, Start: start}
+	rep := Report{Faults: faults, Start: start, Efficacy: efficacy(ops, faults, start, opt.TTL)}
 	rep.Mutex = run(MutexCheck, mutexModel.ToModel(), lockOps, opt.Timeout)
 	rep.Mutex.Violations = overlaps(ops, faults, opt.MaxViolations)
 	rep.Resource = run(ResourceCheck, counterModel.ToModel(), counterOps, opt.Timeout)

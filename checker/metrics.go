@@ -1,7 +1,6 @@
 package checker
 
 import (
-	"fmt"
 	"sort"
 	"time"
 
@@ -89,9 +88,9 @@ func Measure(recs []history.Record) Metrics {
 	}
 	for _, f := range history.Faults(recs) {
 		r := Recovery{Fault: f.Name, Target: f.Target, Start: f.Start}
+		target := targetClient(f.Target)
 		for _, op := range ops {
-			if op.F == history.FAcquire && op.Outcome == history.OK && op.Return > f.Start &&
-				fmt.Sprintf("c%d", op.Process) != f.Target {
+			if op.F == history.FAcquire && op.Outcome == history.OK && op.Return > f.Start && op.Process != target {
 				ms := float64(op.Return-f.Start) / 1e6
 				if r.NextAcquireMs == nil || ms < *r.NextAcquireMs {
 					r.NextAcquireMs = &ms

@@ -45,6 +45,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return exitCode(err, stderr)
 	}
+	for _, w := range runner.Warnings(resolved) {
+		fmt.Fprintln(stderr, "locktest run: warning:", w)
+	}
 	res, err := runner.Run(ctx, resolved)
 	if err != nil {
 		if res.Dir != "" {

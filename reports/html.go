@@ -39,6 +39,7 @@ type faultRow struct {
 	history.Fault
 	LastedMs      float64
 	NextAcquireMs *float64
+	Effect        *checker.FaultEffect // nil in results written before efficacy was judged
 }
 
 // page is what report.html.tmpl renders.
@@ -80,6 +81,9 @@ func newPage(r Results, plots []plotFile) page {
 		row := faultRow{Fault: f, LastedMs: float64(f.Stop-f.Start) / 1e6}
 		if i < len(r.Metrics.Recoveries) {
 			row.NextAcquireMs = r.Metrics.Recoveries[i].NextAcquireMs
+		}
+		if i < len(r.Checks.Efficacy) {
+			row.Effect = &r.Checks.Efficacy[i]
 		}
 		p.Faults = append(p.Faults, row)
 	}

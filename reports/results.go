@@ -27,10 +27,12 @@ type Results struct {
 	Dir     string          `json:"dir"`
 	Verdict checker.Verdict `json:"verdict"`
 	// DecidedBy names the check that gave the verdict.
-	DecidedBy string          `json:"decided_by"`
-	Checks    checker.Report  `json:"checks"`
-	Metrics   checker.Metrics `json:"metrics"`
-	Records   int             `json:"records"`
+	DecidedBy string `json:"decided_by"`
+	// Checks holds the verdicts and, in Checks.Efficacy (checks.efficacy),
+	// whether each fault took effect.
+	Checks  checker.Report  `json:"checks"`
+	Metrics checker.Metrics `json:"metrics"`
+	Records int             `json:"records"`
 	// Truncated: the history's last line was cut (a killed run).
 	Truncated bool `json:"truncated,omitempty"`
 	// Interrupted: the run was stopped before its end.

@@ -49,6 +49,7 @@ func Summary(w io.Writer, r Results) {
 		}
 		fmt.Fprintf(w, "recovery  next acquire by another client after each fault began: %s\n", strings.Join(limit(rs, 4), "; "))
 	}
+	efficacy(w, c.Efficacy, ms)
 	for _, res := range []checker.Result{c.Mutex, c.Resource} {
 		if res.Ops == 0 {
 			continue
@@ -95,6 +96,30 @@ func Summary(w io.Writer, r Results) {
 	fmt.Fprintf(w, "run dir   %s\n", r.Dir)
 	fmt.Fprintf(w, "report    %s\n", filepath.Join(r.Dir, ReportFile))
 }
+
+// efficacy prints whether each fault took effect: a valid verdict after
+// faults that changed nothing says little about the lock.
+func efficacy(w io.Writer, es []checker.FaultEffect, ms func(int64) string) {
+	if len(es) == 0 {
+		return
+	}
+	count := map[checker.EffectKind]int{}
+	for _, e := range es {
+		count[e.Kind]++
+	}
+	fmt.Fprintf(w, "efficacy  %d of %d fault(s) took effect, %d disturbed the clients only, %d had no effect\n",
+		count[checker.Effective], len(es), count[checker.Disturbed], count[checker.NoEffect])
+	for i, e := range es {
+		if i == maxEffectLines && len(es) > maxEffectLines+1 {
+			fmt.Fprintf(w, "          … %d more in %s\n", len(es)-i, ResultsFile)
+			break
+		}
+		fmt.Fprintf(w, "          - %s on %s at %s: %s: %s\n", e.Fault, e.Target, ms(e.Start), strings.ReplaceAll(string(e.Kind), "-", " "), e.Reason)
+	}
+}
+
+// maxEffectLines bounds the per-fault lines of a long run's summary.
+const maxEffectLines = 8
 
 func note(n string) string {
 	if n == "" {

@@ -513,7 +513,7 @@ func Analyze(dir string, cfg Resolved) (reports.Results, error) {
 		return res, err
 	}
 	res.Records = len(recs)
-	res.Checks = checker.Check(recs, checker.Options{Timeout: time.Duration(cfg.CheckTimeout)})
+	res.Checks = checker.Check(recs, checker.Options{Timeout: time.Duration(cfg.CheckTimeout), TTL: time.Duration(cfg.TTL)})
 	res.Metrics = checker.Measure(recs)
 	res.Verdict = res.Checks.Verdict(cfg.Workload.NeedsResource)
 	broken := 0
