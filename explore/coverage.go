@@ -74,9 +74,9 @@ func coverage(trials []Trial, fs []faults.Fault) []FaultCoverage {
 				mc.Strikes++
 				c.Strikes++
 				switch s.Effect {
-				case EffectTook:
+				case checker.Effective:
 					mc.Effective++
-				case EffectDisturbed:
+				case checker.Disturbed:
 					mc.Disturbed++
 				}
 			}

@@ -128,10 +128,10 @@ func TestCoverageCounts(t *testing.T) {
 	f := mustFault(t, "pause-holder")
 	trials := []Trial{
 		{Knobs: Knobs{Fault: "pause-holder", FaultLen: 0.5, Hold: 0.2, Clients: 2, Keys: 1, Target: "holder"}, Result: checker.Valid,
-			Strikes: []Strike{{Moment: "grant", Effect: EffectTook}, {Moment: "grant", Effect: EffectNone}}},
+			Strikes: []Strike{{Moment: "grant", Effect: checker.Effective}, {Moment: "grant", Effect: checker.NoEffect}}},
 		{Knobs: Knobs{Fault: "pause-holder", FaultLen: 3, Hold: 1, Clients: 6, Keys: 3}, Result: checker.Valid,
-			Strikes: []Strike{{Moment: "", Effect: EffectDisturbed}}},
-		{Knobs: Knobs{Fault: "other"}, Strikes: []Strike{{Moment: "grant", Effect: EffectTook}}},
+			Strikes: []Strike{{Moment: "", Effect: checker.Disturbed}}},
+		{Knobs: Knobs{Fault: "other"}, Strikes: []Strike{{Moment: "grant", Effect: checker.Effective}}},
 	}
 	cov := coverage(trials, []faults.Fault{f})
 	c := cov[0]

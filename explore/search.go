@@ -62,9 +62,9 @@ func (t Trial) score() float64 {
 	var s float64
 	for _, st := range t.Strikes {
 		switch st.Effect {
-		case EffectTook:
+		case checker.Effective:
 			s += 1
-		case EffectDisturbed:
+		case checker.Disturbed:
 			s += 0.25
 		}
 	}

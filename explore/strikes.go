@@ -1,32 +1,29 @@
 package explore
 
 import (
+	"github.com/locktest/locktest/checker"
 	"github.com/locktest/locktest/reports"
 )
 
-// Effect says what one strike of a fault did to the lock.
-type Effect string
-
-// The effects, from the checker's fault efficacy.
-const (
-	EffectTook      Effect = "effective"
-	EffectDisturbed Effect = "disturbed"
-	EffectNone      Effect = "no effect"
-)
-
-// Strike is one occurrence of a fault in a trial.
+// Strike is one occurrence of a fault in a trial: the lock moment it was
+// aligned to and what it did to the lock (checker fault efficacy).
 type Strike struct {
-	Moment string `json:"moment,omitempty"`
-	Target string `json:"target"`
-	Effect Effect `json:"effect"`
-	Reason string `json:"reason,omitempty"`
+	Moment string             `json:"moment,omitempty"`
+	Target string             `json:"target"`
+	Effect checker.EffectKind `json:"effect"`
+	Reason string             `json:"reason,omitempty"`
 }
 
-// strikesOf reads a run's strikes and their effects from its results.
+// strikesOf reads a run's strikes from its results: Efficacy holds one
+// entry per entry of Faults, in the same order.
 func strikesOf(res reports.Results) []Strike {
 	var out []Strike
-	for _, f := range res.Checks.Faults {
-		out = append(out, Strike{Moment: f.Moment, Target: f.Target})
+	for i, f := range res.Checks.Faults {
+		s := Strike{Moment: f.Moment, Target: f.Target}
+		if i < len(res.Checks.Efficacy) {
+			s.Effect, s.Reason = res.Checks.Efficacy[i].Kind, res.Checks.Efficacy[i].Reason
+		}
+		out = append(out, s)
 	}
 	return out
 }
