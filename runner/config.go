@@ -137,7 +137,7 @@ func Resolve(cfg Config) (Resolved, error) {
 		return r, &BadConfigError{err}
 	}
 	if r.Workload.NeedsRenew && !r.Design.Renews {
-		return r, bad("workload %s renews leases, and impl %s cannot (its Lock is no impls.Renewer)", cfg.Workload, cfg.Impl)
+		return r, bad("workload %s renews leases, and impl %s cannot (its Lock is no lock.Renewer)", cfg.Workload, cfg.Impl)
 	}
 	if len(cfg.Faults) == 0 {
 		return r, bad("--fault: give at least one fault, or none")

@@ -18,6 +18,7 @@ import (
 	"github.com/locktest/locktest/faults"
 	"github.com/locktest/locktest/history"
 	"github.com/locktest/locktest/impls"
+	"github.com/locktest/locktest/lock"
 	"github.com/locktest/locktest/reports"
 	"github.com/locktest/locktest/seed"
 	"github.com/locktest/locktest/workloads"
@@ -182,7 +183,7 @@ func needsClockShim(cfg Resolved) bool {
 // whether ctx was cancelled.
 func (r *run) execute(ctx context.Context) (bool, error) {
 	cfg := r.cfg
-	lockCfg := impls.Config{
+	lockCfg := lock.Config{
 		TTL: time.Duration(cfg.TTL), AcquireTimeout: time.Duration(cfg.AcquireTimeout),
 		IOTimeout: time.Duration(cfg.IOTimeout), RetryMin: time.Duration(cfg.RetryMin),
 		RetryJitter: time.Duration(cfg.RetryJitter), Seed: cfg.Seed, Persist: cfg.Persist, ExecCmd: cfg.ExecCmd,
@@ -455,7 +456,7 @@ func (r *run) stopWorkers(now bool) {
 // acknowledged as it should have been. The data is on the resource node,
 // or, for a design that guards its own writes, in its servers, read through
 // a lock client of the coordinator's own that dials them directly.
-func (r *run) finalRead(ctx context.Context, resource *cluster.Node, dep impls.Deployment, lockCfg impls.Config) error {
+func (r *run) finalRead(ctx context.Context, resource *cluster.Node, dep impls.Deployment, lockCfg lock.Config) error {
 	var store workloads.Store
 	switch {
 	case resource != nil:
@@ -467,14 +468,14 @@ func (r *run) finalRead(ctx context.Context, resource *cluster.Node, dep impls.D
 		for _, n := range dep.Nodes {
 			lockCfg.Nodes = append(lockCfg.Nodes, n.Addr())
 		}
-		lock, err := r.cfg.Design.New(lockCfg)
+		client, err := r.cfg.Design.New(lockCfg)
 		if err != nil {
 			return fmt.Errorf("final read: %s client: %w", r.cfg.Design.Name, err)
 		}
-		defer lock.Close()
-		gs, ok := lock.(impls.GuardedStore)
+		defer client.Close()
+		gs, ok := client.(lock.GuardedStore)
 		if !ok {
-			return fmt.Errorf("final read: design %s guards its writes, and its lock is no impls.GuardedStore", r.cfg.Design.Name)
+			return fmt.Errorf("final read: design %s guards its writes, and its lock is no lock.GuardedStore", r.cfg.Design.Name)
 		}
 		store = gs
 	default:
