@@ -15,6 +15,7 @@ import (
 	"github.com/locktest/locktest/checker"
 	"github.com/locktest/locktest/clock"
 	"github.com/locktest/locktest/cluster"
+	"github.com/locktest/locktest/cluster/container"
 	"github.com/locktest/locktest/faults"
 	"github.com/locktest/locktest/history"
 	"github.com/locktest/locktest/impls"
@@ -146,7 +147,7 @@ func CheckBinaries(cfg Resolved) error {
 			return &BadConfigError{err}
 		}
 	}
-	if cfg.Backend == cluster.DockerBackend {
+	if cfg.Backend == container.DockerBackend {
 		return checkImages(cfg, bins)
 	}
 	return nil
@@ -163,7 +164,7 @@ func checkImages(cfg Resolved, bins map[string]string) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := cluster.CheckImages(ctx, servers); err != nil {
+	if err := container.CheckImages(ctx, servers); err != nil {
 		return &BadConfigError{err}
 	}
 	return nil
