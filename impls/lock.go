@@ -21,11 +21,11 @@ type Design struct {
 	Description string
 	// Fenced designs hand out tokens the resource checks.
 	Fenced bool
-	// Renews: the design's Lock implements lock.Renewer, so workloads that
+	// Renews: the design's Lock implements Renewer, so workloads that
 	// renew leases can run on it.
 	Renews bool
-	// GuardsWrites: the design's Lock implements lock.GuardedStore and keeps
-	// the protected data itself; the run starts no resource node.
+	// GuardsWrites: the design's Lock implements GuardedStore and keeps the
+	// protected data itself; the run starts no resource node.
 	GuardsWrites bool
 	// Binaries the design's servers need, checked before anything starts:
 	// binary name → Debian package.
@@ -35,7 +35,7 @@ type Design struct {
 	// refused up front when the design has none. Empty: checked only once
 	// the servers run.
 	Roles []string
-	// Checkpoints lists the lock.Config.Checkpoint points the client reports.
+	// Checkpoints lists the Config.Checkpoint points the client reports.
 	Checkpoints []string
 	// Deploy starts the design's servers in c.
 	Deploy func(ctx context.Context, c *cluster.Cluster, cfg lock.Config) (Deployment, error)

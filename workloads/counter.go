@@ -81,7 +81,7 @@ func (e *Env) renew(key string, g lock.Grant) (lock.Grant, error) {
 // definiteRead marks a failed read as a definite failure of the increment
 // (nothing was written); a stale-token refusal keeps its own meaning.
 func definiteRead(err error) error {
-	if errors.Is(err, ErrStale) {
+	if errors.Is(err, lock.ErrStale) {
 		return err
 	}
 	return lock.Definite(fmt.Errorf("read failed, nothing written: %w", err))

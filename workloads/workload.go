@@ -120,12 +120,12 @@ func (o *op) done(err error, set func(*history.Record)) {
 	switch {
 	case err == nil:
 		r.Type = history.OK
-	case lock.IsDefinite(err) || errors.Is(err, ErrStale):
+	case lock.IsDefinite(err) || errors.Is(err, lock.ErrStale):
 		r.Type = history.Fail
 	default:
 		r.Type = history.Info
 	}
-	if errors.Is(err, ErrStale) {
+	if errors.Is(err, lock.ErrStale) {
 		r.Error = checker.RejectedError
 	} else if err != nil {
 		r.Error = err.Error()
