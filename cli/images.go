@@ -6,7 +6,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/locktest/locktest/cluster"
+	"github.com/locktest/locktest/cluster/container"
 )
 
 const imagesUsage = `usage: locktest images build [IMAGE...]
@@ -19,7 +19,7 @@ scratch, out of the installed server binaries and their shared libraries
 // cmdImages builds the images --backend docker runs.
 func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var names []string
-	for _, img := range cluster.Images() {
+	for _, img := range container.Images() {
 		names = append(names, img.Ref())
 	}
 	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
@@ -30,7 +30,7 @@ func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "locktest images: give a subcommand: build (see locktest images --help)\n")
 		return exitBadArgs
 	}
-	if err := cluster.BuildImages(ctx, args[1:], stdout); err != nil {
+	if err := container.BuildImages(ctx, args[1:], stdout); err != nil {
 		fmt.Fprintln(stderr, "locktest images build:", err)
 		if ctx.Err() != nil {
 			return exitInterrupted
@@ -41,14 +41,14 @@ func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) int
 }
 
 // cmdWatchdog is the hidden process that removes a docker run's
-// containers once its coordinator has gone (cluster.Watchdog).
+// containers once its coordinator has gone (container.Watchdog).
 func cmdWatchdog(args []string, stderr io.Writer) int {
 	if len(args) != 1 {
-		fmt.Fprintln(stderr, "locktest", cluster.WatchdogCommand+": give the run id")
+		fmt.Fprintln(stderr, "locktest", container.WatchdogCommand+": give the run id")
 		return exitBadArgs
 	}
-	if err := cluster.Watchdog(args[0], os.Stdin); err != nil {
-		fmt.Fprintln(stderr, "locktest", cluster.WatchdogCommand+":", err)
+	if err := container.Watchdog(args[0], os.Stdin); err != nil {
+		fmt.Fprintln(stderr, "locktest", container.WatchdogCommand+":", err)
 		return exitInternal
 	}
 	return exitValid

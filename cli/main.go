@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/locktest/locktest/cluster"
+	"github.com/locktest/locktest/cluster/container"
 	"github.com/locktest/locktest/runner"
 )
 
@@ -56,7 +57,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	defer cluster.KillAll()
 
 	if args[0] == "run" || args[0] == "suite" || args[0] == "explore" {
-		defer cluster.StopTopology()
+		defer container.StopTopology()
 	}
 	switch args[0] {
 	case "run":
@@ -73,15 +74,15 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return cmdSuite(ctx, args[1:], stdout, stderr)
 	case "images":
 		return cmdImages(ctx, args[1:], stdout, stderr)
-	case cluster.WatchdogCommand:
+	case container.WatchdogCommand:
 		return cmdWatchdog(args[1:], stderr)
-	case cluster.NodeExecCommand:
+	case container.NodeExecCommand:
 		if len(args) != 2 {
-			fmt.Fprintln(stderr, "locktest", cluster.NodeExecCommand+": give the node spec file")
+			fmt.Fprintln(stderr, "locktest", container.NodeExecCommand+": give the node spec file")
 			return exitBadArgs
 		}
-		if err := cluster.NodeExec(args[1]); err != nil {
-			fmt.Fprintln(stderr, "locktest", cluster.NodeExecCommand+":", err)
+		if err := container.NodeExec(args[1]); err != nil {
+			fmt.Fprintln(stderr, "locktest", container.NodeExecCommand+":", err)
 			return exitInternal
 		}
 		return exitValid

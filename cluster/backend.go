@@ -104,7 +104,7 @@ func (local) Reserve(context.Context, string) (string, error) { return "127.0.0.
 func (local) LinkHost(context.Context) (string, error)        { return "127.0.0.1", nil }
 
 func (local) Start(_ context.Context, n *Node, _ Instance) (Instance, error) {
-	n.setHost("127.0.0.1")
+	n.SetHost("127.0.0.1")
 	p, err := Start(n.spec)
 	if err != nil {
 		return nil, err

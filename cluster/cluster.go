@@ -18,13 +18,17 @@ type Cluster struct {
 	shim    string
 	links   links
 	backend Backend
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // New returns a cluster whose nodes live under dir, run as local processes.
 func New(dir string) *Cluster { return &Cluster{Dir: dir, backend: local{}} }
 
 // NewOn returns a cluster whose nodes run on the named backend
-// ("local", "docker"; see RegisterBackend).
+// ("local", or one a package registered, e.g. cluster/container's
+// "docker"; see RegisterBackend).
 func NewOn(dir, backend string) (*Cluster, error) {
 	if backend == "" || backend == LocalBackend {
 		return New(dir), nil
@@ -37,7 +41,9 @@ func NewOn(dir, backend string) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Cluster{Dir: dir, backend: b}, nil
+	c := &Cluster{Dir: dir, backend: b}
+	trackBackend(c)
+	return c, nil
 }
 
 // ReserveHost returns the host the node called name will listen on, so
@@ -124,7 +130,7 @@ func (c *Cluster) Stop() error {
 		}
 		wg.Wait()
 	}
-	if err := c.backend.Close(); err != nil {
+	if err := c.closeBackend(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

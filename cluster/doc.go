@@ -9,9 +9,9 @@
 // embedded toxiproxy proxy), and servers started under the clock shim have
 // a Clock the coordinator can move: the handles the faults act on.
 //
-// A Backend decides where servers run: local processes (the default),
-// containers started through testcontainers-go from images built on this
-// machine (docker.go, images.go; reaped by labels, a watchdog and a sweep,
-// dockerreap.go), or the slots of a docker-compose topology (compose.go).
-// Faults see an Instance either way.
+// A Backend decides where servers run: local processes (the default), or
+// a backend another package registers (RegisterBackend): cluster/container
+// runs them in containers or in the slots of a docker-compose topology, and
+// keeps the Docker client libraries out of this package. Faults see an
+// Instance either way.
 package cluster

@@ -86,7 +86,9 @@ func (n *Node) Host() string {
 	return "127.0.0.1"
 }
 
-func (n *Node) setHost(h string) { n.host.Store(&h) }
+// SetHost records the host a backend's Start gave the node (a container's
+// address on the run's network), which Addr reports from then on.
+func (n *Node) SetHost(h string) { n.host.Store(&h) }
 
 // Spec is how the node's server is started (binary, arguments, directory,
 // environment), whichever backend runs it.

@@ -53,9 +53,35 @@ func untrack(p *Process) {
 	liveMu.Unlock()
 }
 
+// openBackends are the clusters NewOn made whose backend is not closed
+// yet, so that KillAll can close them: a container backend removes the
+// run's containers as it closes.
+var (
+	openMu       sync.Mutex
+	openBackends = map[*Cluster]struct{}{}
+)
+
+func trackBackend(c *Cluster) {
+	openMu.Lock()
+	openBackends[c] = struct{}{}
+	openMu.Unlock()
+}
+
+// closeBackend closes the cluster's backend once, from Stop or KillAll,
+// whichever comes first.
+func (c *Cluster) closeBackend() error {
+	c.closeOnce.Do(func() {
+		c.closeErr = c.backend.Close()
+		openMu.Lock()
+		delete(openBackends, c)
+		openMu.Unlock()
+	})
+	return c.closeErr
+}
+
 // KillAll kills every process this coordinator started that is still
-// running, and removes every container it still has. It is the last line
-// of defence on error and interrupt paths.
+// running, and closes every backend still open (removing the containers it
+// has). It is the last line of defence on error and interrupt paths.
 func KillAll() {
 	liveMu.Lock()
 	procs := make([]*Process, 0, len(live))
@@ -66,5 +92,13 @@ func KillAll() {
 	for _, p := range procs {
 		_ = p.Kill()
 	}
-	liveBackends.closeAll()
+	openMu.Lock()
+	clusters := make([]*Cluster, 0, len(openBackends))
+	for c := range openBackends {
+		clusters = append(clusters, c)
+	}
+	openMu.Unlock()
+	for _, c := range clusters {
+		_ = c.closeBackend()
+	}
 }

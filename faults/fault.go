@@ -63,7 +63,7 @@ type Env struct {
 	Stopped func(fault, target string)
 	Log     *slog.Logger
 	// PauseAt arms every client to stop when it next reaches the
-	// checkpoint (impls.Config.Checkpoint), waits for the first that does,
+	// checkpoint (lock.Config.Checkpoint), waits for the first that does,
 	// stops it there (SIGSTOP), disarms the rest and returns its index.
 	// The caller resumes it.
 	PauseAt func(ctx context.Context, point string) (int, error)

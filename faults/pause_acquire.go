@@ -6,15 +6,16 @@ import (
 	"slices"
 
 	"github.com/locktest/locktest/impls"
+	"github.com/locktest/locktest/lock"
 )
 
 func init() {
-	Register(pauseAt{name: "pause-acquire", point: impls.CheckpointGranted, designs: "redlock, redlock-noelapsed, redsync",
+	Register(pauseAt{name: "pause-acquire", point: lock.CheckpointGranted, designs: "redlock, redlock-noelapsed, redsync",
 		desc: "SIGSTOP a client inside acquire, after the nodes granted and before it checks validity, for the fault duration"})
 }
 
 // pauseAt freezes a client at a point inside Acquire that its design
-// reports (impls.Config.Checkpoint), for Duration. The client stops itself
+// reports (lock.Config.Checkpoint), for Duration. The client stops itself
 // there, since a signal from outside would land anywhere.
 //
 // pause-acquire stops it after the store granted the lock (a Redlock

@@ -1,6 +1,6 @@
 package faults
 
-import "github.com/locktest/locktest/impls"
+import "github.com/locktest/locktest/lock"
 
 // pause-waiter freezes a client queued for a lock another client holds,
 // for the fault duration (> TTL): its session expires while it waits, and
@@ -8,6 +8,6 @@ import "github.com/locktest/locktest/impls"
 // #9921; docs/anomalies.md row 15). A grant would give it the lock while the next
 // holder has it too, which the mutual-exclusion check sees.
 func init() {
-	Register(pauseAt{name: "pause-waiter", point: impls.CheckpointWaiting, designs: "etcd, etcd-fenced, etcd-txn",
+	Register(pauseAt{name: "pause-waiter", point: lock.CheckpointWaiting, designs: "etcd, etcd-fenced, etcd-txn",
 		desc: "SIGSTOP a client waiting in acquire for a held lock, for the fault duration (> TTL), so its session expires"})
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
+
+	"github.com/locktest/locktest/lock"
 )
 
 // tryResult is the outcome of one attempt to take a lock.
@@ -25,7 +27,7 @@ const (
 //
 // If any try had an unknown outcome and no later try was granted, the
 // acquire as a whole is unknown: that try may have set the key.
-func acquireLoop(ctx context.Context, cfg Config, rng *rand.Rand, try func(ctx context.Context) (Grant, tryResult, error)) (Grant, error) {
+func acquireLoop(ctx context.Context, cfg lock.Config, rng *rand.Rand, try func(ctx context.Context) (lock.Grant, tryResult, error)) (lock.Grant, error) {
 	ctx, cancel := context.WithTimeout(ctx, cfg.AcquireTimeout)
 	defer cancel()
 	var unknown error
@@ -38,9 +40,9 @@ func acquireLoop(ctx context.Context, cfg Config, rng *rand.Rand, try func(ctx c
 			unknown = err
 		case tryAbort:
 			if unknown != nil {
-				return Grant{}, fmt.Errorf("acquire: %w, after a try of unknown outcome: %w", err, unknown)
+				return lock.Grant{}, fmt.Errorf("acquire: %w, after a try of unknown outcome: %w", err, unknown)
 			}
-			return Grant{}, Definite(fmt.Errorf("acquire: %w", err))
+			return lock.Grant{}, lock.Definite(fmt.Errorf("acquire: %w", err))
 		}
 		sleep := cfg.RetryMin
 		if cfg.RetryJitter > 0 {
@@ -51,12 +53,12 @@ func acquireLoop(ctx context.Context, cfg Config, rng *rand.Rand, try func(ctx c
 		case <-ctx.Done():
 			t.Stop()
 			if unknown != nil {
-				return Grant{}, fmt.Errorf("acquire: deadline passed after a try of unknown outcome: %w", unknown)
+				return lock.Grant{}, fmt.Errorf("acquire: deadline passed after a try of unknown outcome: %w", unknown)
 			}
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return Grant{}, ErrNotAcquired
+				return lock.Grant{}, lock.ErrNotAcquired
 			}
-			return Grant{}, Definite(fmt.Errorf("acquire: %w", ctx.Err()))
+			return lock.Grant{}, lock.Definite(fmt.Errorf("acquire: %w", ctx.Err()))
 		case <-t.C:
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/locktest/locktest/cluster"
+	"github.com/locktest/locktest/lock"
 	"github.com/locktest/locktest/seed"
 )
 
@@ -26,9 +27,9 @@ func init() {
 			"waiters queue by create revision (no fencing)",
 		Binaries:    etcdBinaries,
 		Roles:       etcdRoles,
-		Checkpoints: []string{CheckpointWaiting},
+		Checkpoints: []string{lock.CheckpointWaiting},
 		Deploy:      deployEtcd,
-		New:         func(cfg Config) (Lock, error) { return newEtcdLock(cfg, false) },
+		New:         func(cfg lock.Config) (lock.Lock, error) { return newEtcdLock(cfg, false) },
 	})
 	Register(Design{
 		Name:        "etcd-fenced",
@@ -36,17 +37,11 @@ func init() {
 		Fenced:      true,
 		Binaries:    etcdBinaries,
 		Roles:       etcdRoles,
-		Checkpoints: []string{CheckpointWaiting},
+		Checkpoints: []string{lock.CheckpointWaiting},
 		Deploy:      deployEtcd,
-		New:         func(cfg Config) (Lock, error) { return newEtcdLock(cfg, true) },
+		New:         func(cfg lock.Config) (lock.Lock, error) { return newEtcdLock(cfg, true) },
 	})
 }
-
-// CheckpointWaiting is reached inside Acquire when the client has queued
-// for a lock another client holds and is still waiting for it (for etcd:
-// Mutex.Lock has not returned after waitingAfter). A pause here outlasting
-// the session is etcd #11456: the waiter's key expires while it waits.
-const CheckpointWaiting = "acquire-waiting"
 
 // waitingAfter is how long Mutex.Lock must have run before the client
 // counts as queued: on loopback an uncontended grant takes a few ms.
@@ -61,7 +56,7 @@ var (
 // waiters under etcdPrefix+k+"/".
 const etcdPrefix = "/locktest/lock/"
 
-func deployEtcd(ctx context.Context, c *cluster.Cluster, _ Config) (Deployment, error) {
+func deployEtcd(ctx context.Context, c *cluster.Cluster, _ lock.Config) (Deployment, error) {
 	nodes, err := c.StartEtcd(ctx, 3)
 	return Deployment{Nodes: nodes}, err
 }
@@ -73,7 +68,7 @@ func deployEtcd(ctx context.Context, c *cluster.Cluster, _ Config) (Deployment, 
 // A lease that expires deletes the key, so a client paused longer than the
 // TTL loses the lock without knowing: Jepsen's etcd 3.4.3 finding.
 type etcdLock struct {
-	cfg    Config
+	cfg    lock.Config
 	fenced bool
 	cli    *clientv3.Client
 	cmds   *atomic.Int64
@@ -84,7 +79,7 @@ type etcdLock struct {
 	rng     *rand.Rand
 }
 
-func newEtcdLock(cfg Config, fenced bool) (*etcdLock, error) {
+func newEtcdLock(cfg lock.Config, fenced bool) (*etcdLock, error) {
 	cli, err := clientv3.New(clientv3.Config{
 		Endpoints: cfg.Nodes,
 		// The client's own logging goes nowhere: outcomes are in the
@@ -128,11 +123,11 @@ func (l *etcdLock) liveSession(ctx context.Context) (*concurrency.Session, error
 	lease, err := l.cli.Grant(gctx, l.ttlSeconds())
 	if err != nil {
 		// A lease granted unseen holds no lock and expires by itself.
-		return nil, Definite(fmt.Errorf("grant a lease: %w", err))
+		return nil, lock.Definite(fmt.Errorf("grant a lease: %w", err))
 	}
 	s, err := concurrency.NewSession(l.cli, concurrency.WithLease(lease.ID), concurrency.WithTTL(int(l.ttlSeconds())))
 	if err != nil {
-		return nil, Definite(fmt.Errorf("keep the lease alive: %w", err))
+		return nil, lock.Definite(fmt.Errorf("keep the lease alive: %w", err))
 	}
 	l.session = s
 	return s, nil
@@ -159,22 +154,22 @@ func (l *etcdLock) dropSession() {
 // is paused or cut off) drops the session, so whatever key it may have left
 // expires, and tries again with a new one; a session that expired while it
 // waited is the library's definite refusal, and ends the acquire.
-func (l *etcdLock) Acquire(ctx context.Context, key string) (Grant, error) {
-	return acquireLoop(ctx, l.cfg, l.rng, func(ctx context.Context) (Grant, tryResult, error) {
+func (l *etcdLock) Acquire(ctx context.Context, key string) (lock.Grant, error) {
+	return acquireLoop(ctx, l.cfg, l.rng, func(ctx context.Context) (lock.Grant, tryResult, error) {
 		s, err := l.liveSession(ctx)
 		if err != nil {
-			return Grant{}, tryRefused, err
+			return lock.Grant{}, tryRefused, err
 		}
 		m := concurrency.NewMutex(s, etcdPrefix+key)
 		if err := l.lock(ctx, m); err != nil {
 			l.dropSession()
 			if errors.Is(err, concurrency.ErrSessionExpired) || errors.Is(err, rpctypes.ErrLeaseNotFound) {
-				return Grant{}, tryAbort, err
+				return lock.Grant{}, tryAbort, err
 			}
-			return Grant{}, tryUnknown, err
+			return lock.Grant{}, tryUnknown, err
 		}
 		l.held[key] = m
-		g := Grant{Owner: m.Key(), Validity: time.Duration(l.ttlSeconds()) * time.Second}
+		g := lock.Grant{Owner: m.Key(), Validity: time.Duration(l.ttlSeconds()) * time.Second}
 		if l.fenced {
 			g.Token = createRevision(m)
 		}
@@ -182,7 +177,7 @@ func (l *etcdLock) Acquire(ctx context.Context, key string) (Grant, error) {
 	})
 }
 
-// lock runs Mutex.Lock and reports CheckpointWaiting if it is still
+// lock runs Mutex.Lock and reports lock.CheckpointWaiting if it is still
 // waiting after waitingAfter. A fault stops the client at the checkpoint
 // from another goroutine, so Lock may return a grant while the stop is
 // under way; that grant is returned only once the client runs again and
@@ -194,7 +189,7 @@ func (l *etcdLock) lock(ctx context.Context, m *concurrency.Mutex) error {
 		mu.Lock()
 		defer mu.Unlock()
 		if queued {
-			l.cfg.checkpoint(CheckpointWaiting)
+			l.cfg.Reach(lock.CheckpointWaiting)
 		}
 	})
 	defer waited.Stop()
@@ -230,11 +225,11 @@ func createRevision(m *concurrency.Mutex) int64 {
 // (same create revision): a key that expired is not ours to delete, and
 // the refusal tells the client it had lost the lock. A release of unknown
 // outcome drops the session.
-func (l *etcdLock) Release(ctx context.Context, key string, g Grant) error {
+func (l *etcdLock) Release(ctx context.Context, key string, g lock.Grant) error {
 	m := l.held[key]
 	delete(l.held, key)
 	if m == nil {
-		return ErrNotHeld
+		return lock.ErrNotHeld
 	}
 	resp, err := l.cli.Txn(ctx).If(m.IsOwner()).Then(clientv3.OpDelete(m.Key())).Commit()
 	if err != nil {
@@ -244,7 +239,7 @@ func (l *etcdLock) Release(ctx context.Context, key string, g Grant) error {
 		return fmt.Errorf("release: %w", err)
 	}
 	if !resp.Succeeded {
-		return ErrNotHeld
+		return lock.ErrNotHeld
 	}
 	return nil
 }

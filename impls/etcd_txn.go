@@ -6,6 +6,8 @@ import (
 	"strconv"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/locktest/locktest/lock"
 )
 
 func init() {
@@ -17,9 +19,9 @@ func init() {
 		GuardsWrites: true,
 		Binaries:     etcdBinaries,
 		Roles:        etcdRoles,
-		Checkpoints:  []string{CheckpointWaiting},
+		Checkpoints:  []string{lock.CheckpointWaiting},
 		Deploy:       deployEtcd,
-		New: func(cfg Config) (Lock, error) {
+		New: func(cfg lock.Config) (lock.Lock, error) {
 			l, err := newEtcdLock(cfg, true)
 			return etcdTxn{l}, err
 		},
@@ -42,7 +44,7 @@ type etcdTxn struct{ *etcdLock }
 func (l etcdTxn) owns(key string, token int64) (clientv3.Cmp, error) {
 	m := l.held[key]
 	if m == nil || createRevision(m) != token {
-		return clientv3.Cmp{}, ErrStale
+		return clientv3.Cmp{}, lock.ErrStale
 	}
 	return clientv3.Compare(clientv3.CreateRevision(m.Key()), "=", token), nil
 }
@@ -64,7 +66,7 @@ func (l etcdTxn) Read(ctx context.Context, key string, token int64) (int64, erro
 		return 0, fmt.Errorf("guarded read: %w", err)
 	}
 	if !resp.Succeeded {
-		return 0, ErrStale
+		return 0, lock.ErrStale
 	}
 	kvs := resp.Responses[0].GetResponseRange().Kvs
 	if len(kvs) == 0 {
@@ -72,7 +74,7 @@ func (l etcdTxn) Read(ctx context.Context, key string, token int64) (int64, erro
 	}
 	v, err := strconv.ParseInt(string(kvs[0].Value), 10, 64)
 	if err != nil {
-		return 0, Definite(fmt.Errorf("guarded read: counter %q: %w", kvs[0].Value, err))
+		return 0, lock.Definite(fmt.Errorf("guarded read: counter %q: %w", kvs[0].Value, err))
 	}
 	return v, nil
 }
@@ -87,7 +89,7 @@ func (l etcdTxn) Write(ctx context.Context, key string, v, token int64) error {
 		return fmt.Errorf("guarded write: %w", err)
 	}
 	if !resp.Succeeded {
-		return ErrStale
+		return lock.ErrStale
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/locktest/locktest/cluster"
+	"github.com/locktest/locktest/lock"
 	"github.com/locktest/locktest/protocol"
 )
 
@@ -28,7 +29,7 @@ func init() {
 		Name:        ExecName,
 		Description: "your own lock client, any language: --exec-cmd runs it per worker, JSON lines on stdin/stdout (docs/protocol.md)",
 		Renews:      true,
-		Deploy:      func(context.Context, *cluster.Cluster, Config) (Deployment, error) { return Deployment{}, nil },
+		Deploy:      func(context.Context, *cluster.Cluster, lock.Config) (Deployment, error) { return Deployment{}, nil },
 		New:         newExec,
 	})
 }
@@ -146,12 +147,12 @@ func ExecArgs(cmd string) ([]string, error) {
 	return words, nil
 }
 
-// execLock is a Lock whose client is the user's program, a child of the
+// execLock is a lock.Lock whose client is the user's program, a child of the
 // worker in the worker's process group: a pause fault stops both, a kill
 // kills both, exactly as a GC pause or a crash of the user's runtime
 // would. Requests go one at a time; the workload never overlaps them.
 type execLock struct {
-	cfg   Config
+	cfg   lock.Config
 	name  string // c<N>: the worker, as every message names it
 	proc  *cluster.Process
 	stdin *os.File
@@ -168,11 +169,11 @@ type outLine struct {
 	err  error
 }
 
-func newExec(cfg Config) (Lock, error) {
+func newExec(cfg lock.Config) (lock.Lock, error) {
 	name := fmt.Sprintf("c%d", cfg.Client)
 	argv, err := ExecArgs(cfg.ExecCmd)
 	if err != nil {
-		return nil, Broken(fmt.Errorf("%s: %w", name, err))
+		return nil, lock.Broken(fmt.Errorf("%s: %w", name, err))
 	}
 	inR, inW, err := os.Pipe()
 	if err != nil {
@@ -198,7 +199,7 @@ func newExec(cfg Config) (Lock, error) {
 	if err != nil {
 		inW.Close()
 		outR.Close()
-		return nil, Broken(fmt.Errorf("%s: lock program %q: %w", name, cfg.ExecCmd, err))
+		return nil, lock.Broken(fmt.Errorf("%s: lock program %q: %w", name, cfg.ExecCmd, err))
 	}
 	l := &execLock{cfg: cfg, name: name, proc: proc, stdin: inW, lines: make(chan outLine, 16)}
 	go l.read(outR)
@@ -298,7 +299,7 @@ func (l *execLock) broke(req []byte, n int, why error) error {
 	if req != nil {
 		msg += fmt.Sprintf(" (request: %s)", req)
 	}
-	l.err = Broken(errors.New(msg))
+	l.err = lock.Broken(errors.New(msg))
 	slog.Error("lock program broken; its ops from here on are unknown", "client", l.cfg.Client, "err", msg)
 	_ = l.proc.Kill()
 	return l.err
@@ -332,7 +333,7 @@ func quote(b []byte) string {
 	return s + cut
 }
 
-func (l *execLock) Acquire(ctx context.Context, key string) (Grant, error) {
+func (l *execLock) Acquire(ctx context.Context, key string) (lock.Grant, error) {
 	timeout := l.cfg.AcquireTimeout
 	if dl, ok := ctx.Deadline(); ok {
 		timeout = min(timeout, time.Until(dl))
@@ -340,19 +341,19 @@ func (l *execLock) Acquire(ctx context.Context, key string) (Grant, error) {
 	start := l.cfg.Clock.Now()
 	rep, err := l.call(protocol.Request{Type: protocol.Acquire, Key: key, TTLMs: l.cfg.TTL.Milliseconds()}, timeout)
 	if err != nil {
-		return Grant{}, err
+		return lock.Grant{}, err
 	}
 	switch rep.Type {
 	case protocol.OK:
-		return Grant{Owner: rep.Owner, Token: rep.Token, Validity: l.validity(rep, start)}, nil
+		return lock.Grant{Owner: rep.Owner, Token: rep.Token, Validity: l.validity(rep, start)}, nil
 	case protocol.Fail:
-		return Grant{}, fmt.Errorf("%w: %s", ErrNotAcquired, rep.Error)
+		return lock.Grant{}, fmt.Errorf("%w: %s", lock.ErrNotAcquired, rep.Error)
 	default:
-		return Grant{}, fmt.Errorf("acquire outcome unknown: %s", rep.Error)
+		return lock.Grant{}, fmt.Errorf("acquire outcome unknown: %s", rep.Error)
 	}
 }
 
-func (l *execLock) Release(_ context.Context, key string, g Grant) error {
+func (l *execLock) Release(_ context.Context, key string, g lock.Grant) error {
 	rep, err := l.call(protocol.Request{Type: protocol.Release, Key: key, Owner: g.Owner, Token: g.Token}, l.cfg.IOTimeout)
 	if err != nil {
 		return err
@@ -361,7 +362,7 @@ func (l *execLock) Release(_ context.Context, key string, g Grant) error {
 	case protocol.OK:
 		return nil
 	case protocol.Fail:
-		return fmt.Errorf("%w: %s", ErrNotHeld, rep.Error)
+		return fmt.Errorf("%w: %s", lock.ErrNotHeld, rep.Error)
 	default:
 		return fmt.Errorf("release outcome unknown: %s", rep.Error)
 	}
@@ -369,7 +370,7 @@ func (l *execLock) Release(_ context.Context, key string, g Grant) error {
 
 // Renew asks the program to extend the lease. A program without renewal
 // answers fail: not renewed.
-func (l *execLock) Renew(_ context.Context, key string, g Grant) (Grant, error) {
+func (l *execLock) Renew(_ context.Context, key string, g lock.Grant) (lock.Grant, error) {
 	start := l.cfg.Clock.Now()
 	rep, err := l.call(protocol.Request{Type: protocol.Renew, Key: key, Owner: g.Owner, Token: g.Token,
 		TTLMs: l.cfg.TTL.Milliseconds()}, l.cfg.IOTimeout)
@@ -381,7 +382,7 @@ func (l *execLock) Renew(_ context.Context, key string, g Grant) (Grant, error) 
 		g.Validity = l.validity(rep, start)
 		return g, nil
 	case protocol.Fail:
-		return g, Definite(fmt.Errorf("not renewed: %s", rep.Error))
+		return g, lock.Definite(fmt.Errorf("not renewed: %s", rep.Error))
 	default:
 		return g, fmt.Errorf("renew outcome unknown: %s", rep.Error)
 	}

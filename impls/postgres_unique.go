@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/locktest/locktest/cluster"
+	"github.com/locktest/locktest/lock"
 	"github.com/locktest/locktest/seed"
 )
 
@@ -22,7 +23,7 @@ func init() {
 		Binaries: map[string]string{"initdb": "postgresql", "postgres": "postgresql"},
 		Roles:    []string{cluster.RoleLock},
 		Deploy:   deployPostgres,
-		New:      func(cfg Config) (Lock, error) { return newPostgresUnique(cfg), nil },
+		New:      func(cfg lock.Config) (lock.Lock, error) { return newPostgresUnique(cfg), nil },
 	})
 }
 
@@ -30,7 +31,7 @@ func init() {
 // INSERT of the same key fail.
 const pgLockTable = `CREATE TABLE locktest_locks (key text PRIMARY KEY, owner text NOT NULL)`
 
-func deployPostgres(ctx context.Context, c *cluster.Cluster, _ Config) (Deployment, error) {
+func deployPostgres(ctx context.Context, c *cluster.Cluster, _ lock.Config) (Deployment, error) {
 	n, err := c.StartPostgres(ctx, "postgres-0")
 	if err != nil {
 		return Deployment{}, err
@@ -52,14 +53,14 @@ func deployPostgres(ctx context.Context, c *cluster.Cluster, _ Config) (Deployme
 // liveness does not: a holder that dies holding the lock keeps it for good
 // (docs/anomalies.md row 17).
 type postgresUnique struct {
-	cfg  Config
+	cfg  lock.Config
 	rng  *rand.Rand
 	conn *pgx.Conn // nil until connected, and after a connection broke
 	seq  int
 	cmds atomic.Int64
 }
 
-func newPostgresUnique(cfg Config) *postgresUnique {
+func newPostgresUnique(cfg lock.Config) *postgresUnique {
 	return &postgresUnique{cfg: cfg, rng: seed.Stream(cfg.Seed, seed.Locks, cfg.Client)}
 }
 
@@ -77,7 +78,7 @@ func (l *postgresUnique) exec(ctx context.Context, sql string, args ...any) (pgc
 	if l.conn == nil {
 		conn, err := pgx.Connect(ctx, cluster.PostgresURL(l.cfg.Nodes[0]))
 		if err != nil {
-			return pgconn.CommandTag{}, Definite(fmt.Errorf("postgres: connect: %w", err))
+			return pgconn.CommandTag{}, lock.Definite(fmt.Errorf("postgres: connect: %w", err))
 		}
 		l.conn = conn
 	}
@@ -88,11 +89,11 @@ func (l *postgresUnique) exec(ctx context.Context, sql string, args ...any) (pgc
 	case err == nil:
 		return tag, nil
 	case errors.As(err, &pgErr):
-		return tag, Definite(fmt.Errorf("postgres: %w", err))
+		return tag, lock.Definite(fmt.Errorf("postgres: %w", err))
 	}
 	l.drop()
 	if pgconn.SafeToRetry(err) {
-		return tag, Definite(fmt.Errorf("postgres: not sent: %w", err))
+		return tag, lock.Definite(fmt.Errorf("postgres: not sent: %w", err))
 	}
 	return tag, fmt.Errorf("postgres: %w", err)
 }
@@ -106,39 +107,39 @@ func (l *postgresUnique) drop() {
 	}
 }
 
-func (l *postgresUnique) Acquire(ctx context.Context, key string) (Grant, error) {
+func (l *postgresUnique) Acquire(ctx context.Context, key string) (lock.Grant, error) {
 	l.seq++
 	owner := fmt.Sprintf("c%d-%d-%x", l.cfg.Client, l.seq, l.rng.Uint32())
-	return acquireLoop(ctx, l.cfg, l.rng, func(ctx context.Context) (Grant, tryResult, error) {
+	return acquireLoop(ctx, l.cfg, l.rng, func(ctx context.Context) (lock.Grant, tryResult, error) {
 		_, err := l.exec(ctx, `INSERT INTO locktest_locks (key, owner) VALUES ($1, $2)`, key, owner)
 		var pgErr *pgconn.PgError
 		switch {
 		case err == nil:
-			return Grant{Owner: owner}, tryGranted, nil
+			return lock.Grant{Owner: owner}, tryGranted, nil
 		case errors.As(err, &pgErr) && pgErr.Code == "23505": // unique_violation: held
 			// Unless an earlier try whose reply we lost inserted our row.
 			tag, err := l.exec(ctx, `SELECT 1 FROM locktest_locks WHERE key = $1 AND owner = $2`, key, owner)
 			switch {
 			case err != nil:
-				return Grant{}, tryUnknown, err
+				return lock.Grant{}, tryUnknown, err
 			case tag.RowsAffected() == 1:
-				return Grant{Owner: owner}, tryGranted, nil
+				return lock.Grant{Owner: owner}, tryGranted, nil
 			}
-			return Grant{}, tryRefused, nil
-		case IsDefinite(err):
-			return Grant{}, tryRefused, err
+			return lock.Grant{}, tryRefused, nil
+		case lock.IsDefinite(err):
+			return lock.Grant{}, tryRefused, err
 		}
-		return Grant{}, tryUnknown, err
+		return lock.Grant{}, tryUnknown, err
 	})
 }
 
-func (l *postgresUnique) Release(ctx context.Context, key string, g Grant) error {
+func (l *postgresUnique) Release(ctx context.Context, key string, g lock.Grant) error {
 	tag, err := l.exec(ctx, `DELETE FROM locktest_locks WHERE key = $1 AND owner = $2`, key, g.Owner)
 	switch {
 	case err != nil:
 		return fmt.Errorf("release: %w", err)
 	case tag.RowsAffected() == 0:
-		return ErrNotHeld
+		return lock.ErrNotHeld
 	}
 	return nil
 }

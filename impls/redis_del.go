@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/locktest/locktest/lock"
 )
 
 func init() {
@@ -14,7 +16,7 @@ func init() {
 		Binaries: map[string]string{"redis-server": "redis-server"},
 		Roles:    lockRoles(1),
 		Deploy:   deployRedis(1),
-		New: func(cfg Config) (Lock, error) {
+		New: func(cfg lock.Config) (lock.Lock, error) {
 			return newRedisSingle(cfg, nodeClient(cfg), singleOpts{release: plainDel}), nil
 		},
 	})

@@ -1,5 +1,7 @@
 package impls
 
+import "github.com/locktest/locktest/lock"
+
 func init() {
 	Register(Design{
 		Name: "redis-fenced-counter",
@@ -9,7 +11,7 @@ func init() {
 		Roles:    sentinelRoles,
 		Binaries: sentinelBinaries,
 		Deploy:   deployReplicated,
-		New: func(cfg Config) (Lock, error) {
+		New: func(cfg lock.Config) (lock.Lock, error) {
 			return newRedisSingle(cfg, failoverClient(cfg), singleOpts{fenced: true}), nil
 		},
 	})

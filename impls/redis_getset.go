@@ -7,8 +7,10 @@ import (
 	"math/rand/v2"
 	"strconv"
 
-	"github.com/locktest/locktest/seed"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/locktest/locktest/lock"
+	"github.com/locktest/locktest/seed"
 )
 
 func init() {
@@ -19,7 +21,7 @@ func init() {
 		Binaries: map[string]string{"redis-server": "redis-server"},
 		Roles:    lockRoles(1),
 		Deploy:   deployRedis(1),
-		New: func(cfg Config) (Lock, error) {
+		New: func(cfg lock.Config) (lock.Lock, error) {
 			cc := &commandCount{}
 			rdb := nodeClient(cfg)
 			rdb.AddHook(cc)
@@ -34,21 +36,21 @@ func init() {
 // judges expiry by its own clock. A client whose clock runs ahead takes
 // over a lease that is still running.
 type redisGetset struct {
-	cfg Config
+	cfg lock.Config
 	rdb *redis.Client
 	rng *rand.Rand
 	*commandCount
 }
 
-func (l *redisGetset) Acquire(ctx context.Context, key string) (Grant, error) {
-	return acquireLoop(ctx, l.cfg, l.rng, func(ctx context.Context) (Grant, tryResult, error) {
+func (l *redisGetset) Acquire(ctx context.Context, key string) (lock.Grant, error) {
+	return acquireLoop(ctx, l.cfg, l.rng, func(ctx context.Context) (lock.Grant, tryResult, error) {
 		now := l.cfg.Clock.Now()
 		exp := strconv.FormatInt(now.Add(l.cfg.TTL).UnixMilli(), 10)
-		grant := Grant{Owner: exp, Validity: l.cfg.TTL}
+		grant := lock.Grant{Owner: exp, Validity: l.cfg.TTL}
 		// 1. SETNX key exp.
 		ok, err := l.rdb.SetNX(ctx, key, exp, 0).Result()
 		if err != nil {
-			return Grant{}, tryUnknown, err
+			return lock.Grant{}, tryUnknown, err
 		}
 		if ok {
 			return grant, tryGranted, nil
@@ -56,14 +58,14 @@ func (l *redisGetset) Acquire(ctx context.Context, key string) (Grant, error) {
 		// 2. Held: has the holder's time passed, on our clock?
 		old, err := l.rdb.Get(ctx, key).Result()
 		if err != nil {
-			return Grant{}, tryRefused, nil // released meanwhile, or unreadable: nothing written
+			return lock.Grant{}, tryRefused, nil // released meanwhile, or unreadable: nothing written
 		}
 		oldExp, err := strconv.ParseInt(old, 10, 64)
 		if err != nil {
-			return Grant{}, tryRefused, fmt.Errorf("lock value %q is not a time", old)
+			return lock.Grant{}, tryRefused, fmt.Errorf("lock value %q is not a time", old)
 		}
 		if oldExp >= now.UnixMilli() {
-			return Grant{}, tryRefused, nil
+			return lock.Grant{}, tryRefused, nil
 		}
 		// 3. Expired: take over with GETSET; we won if nobody else did first
 		// (or the key had gone meanwhile, so we just created it).
@@ -72,28 +74,28 @@ func (l *redisGetset) Acquire(ctx context.Context, key string) (Grant, error) {
 		case errors.Is(err, redis.Nil) || (err == nil && cur == old):
 			return grant, tryGranted, nil
 		case err != nil:
-			return Grant{}, tryUnknown, err
+			return lock.Grant{}, tryUnknown, err
 		}
-		return Grant{}, tryRefused, nil
+		return lock.Grant{}, tryRefused, nil
 	})
 }
 
 // Release is source S3's step 5: DEL if the lease has not run out by our
 // clock; otherwise leave the key alone, it is someone else's to take.
-func (l *redisGetset) Release(ctx context.Context, key string, g Grant) error {
+func (l *redisGetset) Release(ctx context.Context, key string, g lock.Grant) error {
 	exp, err := strconv.ParseInt(g.Owner, 10, 64)
 	if err != nil {
 		return fmt.Errorf("release: bad grant %q: %w", g.Owner, err)
 	}
 	if l.cfg.Clock.Now().UnixMilli() >= exp {
-		return ErrNotHeld
+		return lock.ErrNotHeld
 	}
 	n, err := l.rdb.Del(ctx, key).Result()
 	if err != nil {
 		return fmt.Errorf("release: %w", err)
 	}
 	if n == 0 {
-		return ErrNotHeld
+		return lock.ErrNotHeld
 	}
 	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/locktest/locktest/lock"
 )
 
 func init() {
@@ -14,7 +16,7 @@ func init() {
 		Binaries: map[string]string{"redis-server": "redis-server"},
 		Roles:    lockRoles(1),
 		Deploy:   deployRedis(1),
-		New: func(cfg Config) (Lock, error) {
+		New: func(cfg lock.Config) (lock.Lock, error) {
 			return newRedisSingle(cfg, nodeClient(cfg), singleOpts{acquire: delayAcquire, release: delayRelease}), nil
 		},
 	})
@@ -52,7 +54,7 @@ var delayReleaseScript = redis.NewScript(delayLua + `
 if mine then return redis.call('DEL', KEYS[1]) end
 return 0`)
 
-func delayAcquire(ctx context.Context, rdb *redis.Client, key, owner string, cfg Config, _ bool) (int64, error) {
+func delayAcquire(ctx context.Context, rdb *redis.Client, key, owner string, cfg lock.Config, _ bool) (int64, error) {
 	return delayAcquireScript.Run(ctx, rdb, []string{key}, owner, cfg.TTL.Milliseconds()).Int64()
 }
 

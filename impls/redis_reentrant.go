@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/locktest/locktest/seed"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/locktest/locktest/lock"
+	"github.com/locktest/locktest/seed"
 )
 
 func init() {
@@ -49,10 +51,10 @@ type redisReentrant struct {
 	local map[string]chan struct{}
 }
 
-func newRedisReentrant(cfg Config) (Lock, error) {
+func newRedisReentrant(cfg lock.Config) (lock.Lock, error) {
 	id := fmt.Sprintf("c%d-%x", cfg.Client, seed.Stream(cfg.Seed, seed.Locks, cfg.Client).Uint64())
 	s := newRedisSingle(cfg, nodeClient(cfg), singleOpts{owner: id, sleep: reentrantSpin,
-		acquire: func(ctx context.Context, rdb *redis.Client, key, owner string, cfg Config, _ bool) (int64, error) {
+		acquire: func(ctx context.Context, rdb *redis.Client, key, owner string, cfg lock.Config, _ bool) (int64, error) {
 			return reentrantScript.Run(ctx, rdb, []string{key}, owner, cfg.TTL.Milliseconds()).Int64()
 		},
 		release: getThenDel})
@@ -73,7 +75,7 @@ func getThenDel(ctx context.Context, rdb *redis.Client, key, owner string) (int6
 	return rdb.Del(ctx, key).Result()
 }
 
-func (l *redisReentrant) Acquire(ctx context.Context, key string) (Grant, error) {
+func (l *redisReentrant) Acquire(ctx context.Context, key string) (lock.Grant, error) {
 	sem, ok := l.local[key]
 	if !ok {
 		sem = make(chan struct{}, 1)
@@ -82,7 +84,7 @@ func (l *redisReentrant) Acquire(ctx context.Context, key string) (Grant, error)
 	select {
 	case sem <- struct{}{}:
 	case <-ctx.Done():
-		return Grant{}, Definite(fmt.Errorf("local lock: %w", ctx.Err()))
+		return lock.Grant{}, lock.Definite(fmt.Errorf("local lock: %w", ctx.Err()))
 	}
 	g, err := l.redisSingle.Acquire(ctx, key)
 	if err != nil {
@@ -91,7 +93,7 @@ func (l *redisReentrant) Acquire(ctx context.Context, key string) (Grant, error)
 	return g, err
 }
 
-func (l *redisReentrant) Release(ctx context.Context, key string, g Grant) error {
+func (l *redisReentrant) Release(ctx context.Context, key string, g lock.Grant) error {
 	defer func() { <-l.local[key] }()
 	return l.redisSingle.Release(ctx, key, g)
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locktest/locktest/cluster"
+	"github.com/locktest/locktest/lock"
 )
 
 func init() {
@@ -17,7 +18,7 @@ func init() {
 		Roles:    sentinelRoles,
 		Binaries: sentinelBinaries,
 		Deploy:   deployReplicated,
-		New: func(cfg Config) (Lock, error) {
+		New: func(cfg lock.Config) (lock.Lock, error) {
 			return newRedisSingle(cfg, failoverClient(cfg), singleOpts{}), nil
 		},
 	})
@@ -28,7 +29,7 @@ func init() {
 		Roles:    sentinelRoles,
 		Binaries: sentinelBinaries,
 		Deploy:   deployReplicated,
-		New: func(cfg Config) (Lock, error) {
+		New: func(cfg lock.Config) (lock.Lock, error) {
 			return newRedisSingle(cfg, failoverClient(cfg), singleOpts{waitReplicas: 1}), nil
 		},
 	})
@@ -43,7 +44,7 @@ var sentinelRoles = []string{cluster.RolePrimary, cluster.RoleReplica, cluster.R
 // deployReplicated starts a primary, 2 replicas and 3 Sentinels (quorum 2).
 // Sentinel's timings are small so that a failover completes in a few
 // seconds: the primary is judged down after 1 s without a reply.
-func deployReplicated(ctx context.Context, c *cluster.Cluster, cfg Config) (Deployment, error) {
+func deployReplicated(ctx context.Context, c *cluster.Cluster, cfg lock.Config) (Deployment, error) {
 	r, err := c.StartReplicated(ctx, cluster.ReplicatedOptions{Replicas: 2, Sentinels: 3, Quorum: 2,
 		DownAfter: time.Second, FailoverTimeout: 2 * time.Second, Persist: cfg.Persist})
 	if err != nil {
@@ -57,7 +58,7 @@ func deployReplicated(ctx context.Context, c *cluster.Cluster, cfg Config) (Depl
 // every new connection and drops its connections when a Sentinel announces
 // a new primary. The primary's address comes from Sentinel, so a client
 // dials it directly, not through a per-client link.
-func failoverClient(cfg Config) *redis.Client {
+func failoverClient(cfg lock.Config) *redis.Client {
 	o := redisOptions("", cfg)
 	return redis.NewFailoverClient(&redis.FailoverOptions{
 		MasterName: cluster.SentinelMaster, SentinelAddrs: cfg.Nodes, Dialer: o.Dialer,

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locktest/locktest/cluster"
+	"github.com/locktest/locktest/lock"
 	"github.com/locktest/locktest/seed"
 )
 
@@ -19,7 +20,9 @@ func init() {
 		Binaries:    map[string]string{"redis-server": "redis-server"},
 		Roles:       []string{cluster.RoleLock},
 		Deploy:      deployRedis(1),
-		New:         func(cfg Config) (Lock, error) { return newRedisSingle(cfg, nodeClient(cfg), singleOpts{}), nil },
+		New: func(cfg lock.Config) (lock.Lock, error) {
+			return newRedisSingle(cfg, nodeClient(cfg), singleOpts{}), nil
+		},
 	})
 	Register(Design{
 		Name:        "redis-single-fenced",
@@ -28,7 +31,7 @@ func init() {
 		Binaries:    map[string]string{"redis-server": "redis-server"},
 		Roles:       []string{cluster.RoleLock},
 		Deploy:      deployRedis(1),
-		New: func(cfg Config) (Lock, error) {
+		New: func(cfg lock.Config) (lock.Lock, error) {
 			return newRedisSingle(cfg, nodeClient(cfg), singleOpts{fenced: true}), nil
 		},
 	})
@@ -44,8 +47,8 @@ func lockRoles(n int) []string {
 }
 
 // deployRedis starts n independent redis-server nodes.
-func deployRedis(n int) func(ctx context.Context, c *cluster.Cluster, cfg Config) (Deployment, error) {
-	return func(ctx context.Context, c *cluster.Cluster, cfg Config) (Deployment, error) {
+func deployRedis(n int) func(ctx context.Context, c *cluster.Cluster, cfg lock.Config) (Deployment, error) {
+	return func(ctx context.Context, c *cluster.Cluster, cfg lock.Config) (Deployment, error) {
 		var d Deployment
 		for i := range n {
 			node, err := c.StartRedis(ctx, fmt.Sprintf("redis-%d", i), cluster.RedisOptions{AOFAlways: cfg.Persist})
@@ -59,7 +62,9 @@ func deployRedis(n int) func(ctx context.Context, c *cluster.Cluster, cfg Config
 }
 
 // nodeClient connects to the design's one node.
-func nodeClient(cfg Config) *redis.Client { return redis.NewClient(redisOptions(cfg.Nodes[0], cfg)) }
+func nodeClient(cfg lock.Config) *redis.Client {
+	return redis.NewClient(redisOptions(cfg.Nodes[0], cfg))
+}
 
 // acquireScript sets the lock if it is free (SET NX PX). If the key already
 // holds our owner value, an earlier try whose reply we lost did succeed: we
@@ -85,7 +90,7 @@ return 0`)
 
 // setNX is the default acquire step: acquireScript, fenced or not. It
 // returns 0 when refused, else 1 or the fencing token.
-func setNX(ctx context.Context, rdb *redis.Client, key, owner string, cfg Config, fenced bool) (int64, error) {
+func setNX(ctx context.Context, rdb *redis.Client, key, owner string, cfg lock.Config, fenced bool) (int64, error) {
 	fence := "0"
 	if fenced {
 		fence = "1"
@@ -106,7 +111,7 @@ type singleOpts struct {
 	fenced bool
 	// acquire returns 0 when refused, else 1 or the fencing token
 	// (default setNX).
-	acquire func(ctx context.Context, rdb *redis.Client, key, owner string, cfg Config, fenced bool) (int64, error)
+	acquire func(ctx context.Context, rdb *redis.Client, key, owner string, cfg lock.Config, fenced bool) (int64, error)
 	// release returns 1 when our lock was deleted, 0 when it was not ours
 	// (default compareAndDelete).
 	release func(ctx context.Context, rdb *redis.Client, key, owner string) (int64, error)
@@ -124,7 +129,7 @@ type singleOpts struct {
 // redisSingle is the classic single-endpoint Redis lock and the base of
 // its variants.
 type redisSingle struct {
-	cfg Config
+	cfg lock.Config
 	opt singleOpts
 	rdb *redis.Client
 	rng *rand.Rand
@@ -132,7 +137,7 @@ type redisSingle struct {
 	*commandCount
 }
 
-func newRedisSingle(cfg Config, rdb *redis.Client, opt singleOpts) *redisSingle {
+func newRedisSingle(cfg lock.Config, rdb *redis.Client, opt singleOpts) *redisSingle {
 	cc := &commandCount{}
 	rdb.AddHook(cc)
 	if opt.acquire == nil {
@@ -148,25 +153,25 @@ func newRedisSingle(cfg Config, rdb *redis.Client, opt singleOpts) *redisSingle 
 		rng: seed.Stream(cfg.Seed, seed.Locks, cfg.Client)}
 }
 
-func (l *redisSingle) Acquire(ctx context.Context, key string) (Grant, error) {
+func (l *redisSingle) Acquire(ctx context.Context, key string) (lock.Grant, error) {
 	owner := l.opt.owner
 	if owner == "" {
 		l.seq++
 		owner = fmt.Sprintf("c%d-%d-%x", l.cfg.Client, l.seq, l.rng.Uint32())
 	}
 	start := l.cfg.Clock.Now()
-	return acquireLoop(ctx, l.cfg, l.rng, func(ctx context.Context) (Grant, tryResult, error) {
+	return acquireLoop(ctx, l.cfg, l.rng, func(ctx context.Context) (lock.Grant, tryResult, error) {
 		n, err := l.opt.acquire(ctx, l.rdb, key, owner, l.cfg, l.opt.fenced)
 		switch {
 		case err != nil:
-			return Grant{}, tryUnknown, err
+			return lock.Grant{}, tryUnknown, err
 		case n == 0:
-			return Grant{}, tryRefused, nil
+			return lock.Grant{}, tryRefused, nil
 		}
 		if res, err := l.replicated(ctx, key, owner); res != tryGranted {
-			return Grant{}, res, err
+			return lock.Grant{}, res, err
 		}
-		g := Grant{Owner: owner, Validity: l.cfg.TTL - l.cfg.Clock.Now().Sub(start)}
+		g := lock.Grant{Owner: owner, Validity: l.cfg.TTL - l.cfg.Clock.Now().Sub(start)}
 		if l.opt.fenced {
 			g.Token = n
 		}
@@ -197,13 +202,13 @@ func (l *redisSingle) replicated(ctx context.Context, key, owner string) (tryRes
 	return tryRefused, nil
 }
 
-func (l *redisSingle) Release(ctx context.Context, key string, g Grant) error {
+func (l *redisSingle) Release(ctx context.Context, key string, g lock.Grant) error {
 	n, err := l.opt.release(ctx, l.rdb, key, g.Owner)
 	if err != nil {
 		return fmt.Errorf("release: %w", err)
 	}
 	if n == 0 {
-		return ErrNotHeld
+		return lock.ErrNotHeld
 	}
 	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/locktest/locktest/lock"
 )
 
 func init() {
@@ -16,7 +18,7 @@ func init() {
 		Binaries: map[string]string{"redis-server": "redis-server"},
 		Roles:    lockRoles(1),
 		Deploy:   deployRedis(1),
-		New: func(cfg Config) (Lock, error) {
+		New: func(cfg lock.Config) (lock.Lock, error) {
 			return &redisWatchdog{redisSingle: newRedisSingle(cfg, nodeClient(cfg), singleOpts{}),
 				dogs: map[string]*watchdog{}}, nil
 		},
@@ -41,7 +43,7 @@ type watchdog struct {
 	done sync.WaitGroup
 }
 
-func (l *redisWatchdog) Acquire(ctx context.Context, key string) (Grant, error) {
+func (l *redisWatchdog) Acquire(ctx context.Context, key string) (lock.Grant, error) {
 	g, err := l.redisSingle.Acquire(ctx, key)
 	if err != nil {
 		return g, err
@@ -72,7 +74,7 @@ func (l *redisWatchdog) renew(key, owner string, stop <-chan struct{}) {
 	}
 }
 
-func (l *redisWatchdog) Release(ctx context.Context, key string, g Grant) error {
+func (l *redisWatchdog) Release(ctx context.Context, key string, g lock.Grant) error {
 	if d, ok := l.dogs[key]; ok {
 		close(d.stop)
 		d.done.Wait()

@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/locktest/locktest/lock"
 )
 
 // commandCount is a go-redis hook that counts commands sent, the cost
@@ -32,7 +34,7 @@ func (c *commandCount) Commands() int64 { return c.n.Load() }
 // redisOptions are the client options every Redis design uses: short I/O
 // timeouts and no automatic retries, because a silent retry turns an
 // unknown outcome into a second request the history never sees.
-func redisOptions(addr string, cfg Config) *redis.Options {
+func redisOptions(addr string, cfg lock.Config) *redis.Options {
 	return &redis.Options{
 		Addr:            addr,
 		DialTimeout:     cfg.IOTimeout,

@@ -9,8 +9,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/locktest/locktest/seed"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/locktest/locktest/lock"
+	"github.com/locktest/locktest/seed"
 )
 
 func init() {
@@ -22,8 +24,8 @@ func init() {
 			Binaries:    map[string]string{"redis-server": "redis-server"},
 			Roles:       lockRoles(redlockNodes),
 			Deploy:      deployRedis(redlockNodes),
-			Checkpoints: []string{CheckpointGranted},
-			New:         func(cfg Config) (Lock, error) { return newRedlock(cfg, elapsed), nil },
+			Checkpoints: []string{lock.CheckpointGranted},
+			New:         func(cfg lock.Config) (lock.Lock, error) { return newRedlock(cfg, elapsed), nil },
 		}
 		if !elapsed {
 			d.Name = "redlock-noelapsed"
@@ -52,11 +54,11 @@ func redlockDrift(ttl time.Duration) time.Duration {
 
 // quorumWatch is a go-redis hook on every node connection of one client.
 // It counts SET NX replies that granted since the last reset and reaches
-// CheckpointGranted on the one that makes a quorum: the replies are in and
-// the client has not yet computed the validity. It sees the same commands
+// lock.CheckpointGranted on the one that makes a quorum: the replies are in
+// and the client has not yet computed the validity. It sees the same commands
 // whether our code or redsync sends them, so both pause at the same point.
 type quorumWatch struct {
-	cfg    Config
+	cfg    lock.Config
 	grants atomic.Int32
 }
 
@@ -68,7 +70,7 @@ func (q *quorumWatch) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		err := next(ctx, cmd)
 		if b, ok := cmd.(*redis.BoolCmd); ok && err == nil && cmd.Name() == "set" && b.Val() {
 			if q.grants.Add(1) == redlockQuorum {
-				q.cfg.checkpoint(CheckpointGranted)
+				q.cfg.Reach(lock.CheckpointGranted)
 			}
 		}
 		return err
@@ -80,7 +82,7 @@ func (q *quorumWatch) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 
 // redlockClients connects to each node. A request is bounded by its
 // context (Redlock's per-node timeout), not only by the I/O timeout.
-func redlockClients(cfg Config) ([]*redis.Client, *commandCount, *quorumWatch) {
+func redlockClients(cfg lock.Config) ([]*redis.Client, *commandCount, *quorumWatch) {
 	cc, qw := &commandCount{}, &quorumWatch{cfg: cfg}
 	var out []*redis.Client
 	for _, addr := range cfg.Nodes {
@@ -96,7 +98,7 @@ func redlockClients(cfg Config) ([]*redis.Client, *commandCount, *quorumWatch) {
 
 // redlock is our implementation of antirez's algorithm.
 type redlock struct {
-	cfg   Config
+	cfg   lock.Config
 	nodes []*redis.Client
 	watch *quorumWatch
 	// elapsed: subtract the time the acquire took from the validity.
@@ -106,7 +108,7 @@ type redlock struct {
 	*commandCount
 }
 
-func newRedlock(cfg Config, elapsed bool) *redlock {
+func newRedlock(cfg lock.Config, elapsed bool) *redlock {
 	nodes, cc, qw := redlockClients(cfg)
 	return &redlock{cfg: cfg, nodes: nodes, watch: qw, elapsed: elapsed, commandCount: cc,
 		rng: seed.Stream(cfg.Seed, seed.Locks, cfg.Client)}
@@ -139,10 +141,10 @@ func (l *redlock) onAll(ctx context.Context, f func(ctx context.Context, c *redi
 	return yes, no, errs
 }
 
-func (l *redlock) Acquire(ctx context.Context, key string) (Grant, error) {
+func (l *redlock) Acquire(ctx context.Context, key string) (lock.Grant, error) {
 	l.seq++
 	owner := fmt.Sprintf("c%d-%d-%x", l.cfg.Client, l.seq, l.rng.Uint32())
-	return acquireLoop(ctx, l.cfg, l.rng, func(ctx context.Context) (Grant, tryResult, error) {
+	return acquireLoop(ctx, l.cfg, l.rng, func(ctx context.Context) (lock.Grant, tryResult, error) {
 		return l.try(ctx, key, owner)
 	})
 }
@@ -150,7 +152,7 @@ func (l *redlock) Acquire(ctx context.Context, key string) (Grant, error) {
 // try is one round of Redlock. A round that fails gives back whatever it
 // got; it is a definite refusal when no quorum can hold our value: too
 // many nodes refused, or every node confirmed the give-back.
-func (l *redlock) try(ctx context.Context, key, owner string) (Grant, tryResult, error) {
+func (l *redlock) try(ctx context.Context, key, owner string) (lock.Grant, tryResult, error) {
 	l.watch.reset()
 	start := l.cfg.Clock.Now()
 	granted, refused, errs := l.onAll(ctx, func(ctx context.Context, c *redis.Client) (bool, error) {
@@ -161,13 +163,13 @@ func (l *redlock) try(ctx context.Context, key, owner string) (Grant, tryResult,
 		validity -= l.cfg.Clock.Now().Sub(start)
 	}
 	if granted >= redlockQuorum && validity > 0 {
-		return Grant{Owner: owner, Validity: validity}, tryGranted, nil
+		return lock.Grant{Owner: owner, Validity: validity}, tryGranted, nil
 	}
 	_, _, giveBack := l.onAll(context.WithoutCancel(ctx), l.deleteOwn(key, owner))
 	if refused > redlockNodes-redlockQuorum || len(giveBack) == 0 {
-		return Grant{}, tryRefused, nil
+		return lock.Grant{}, tryRefused, nil
 	}
-	return Grant{}, tryUnknown, fmt.Errorf("redlock: %d granted, %d refused, %v; giving back failed: %w",
+	return lock.Grant{}, tryUnknown, fmt.Errorf("redlock: %d granted, %d refused, %v; giving back failed: %w",
 		granted, refused, errors.Join(errs...), errors.Join(giveBack...))
 }
 
@@ -181,7 +183,7 @@ func (l *redlock) deleteOwn(key, owner string) func(ctx context.Context, c *redi
 
 // Release deletes our value everywhere. The lock was still ours if a
 // quorum of nodes still had it.
-func (l *redlock) Release(ctx context.Context, key string, g Grant) error {
+func (l *redlock) Release(ctx context.Context, key string, g lock.Grant) error {
 	deleted, _, errs := l.onAll(ctx, l.deleteOwn(key, g.Owner))
 	switch {
 	case deleted >= redlockQuorum:
@@ -189,7 +191,7 @@ func (l *redlock) Release(ctx context.Context, key string, g Grant) error {
 	case len(errs) > 0:
 		return fmt.Errorf("release: %d nodes had our lock, %w", deleted, errors.Join(errs...))
 	}
-	return ErrNotHeld
+	return lock.ErrNotHeld
 }
 
 func (l *redlock) Close() error {

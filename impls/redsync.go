@@ -10,8 +10,10 @@ import (
 	"github.com/go-redsync/redsync/v4"
 	redsyncredis "github.com/go-redsync/redsync/v4/redis"
 	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
-	"github.com/locktest/locktest/seed"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/locktest/locktest/lock"
+	"github.com/locktest/locktest/seed"
 )
 
 func init() {
@@ -22,7 +24,7 @@ func init() {
 		Binaries:    map[string]string{"redis-server": "redis-server"},
 		Roles:       lockRoles(redlockNodes),
 		Deploy:      deployRedis(redlockNodes),
-		Checkpoints: []string{CheckpointGranted},
+		Checkpoints: []string{lock.CheckpointGranted},
 		New:         newRedsync,
 	})
 }
@@ -30,7 +32,7 @@ func init() {
 // redsyncLock drives redsync with the same node connections, timeouts and
 // retry loop as our redlock, so that only the library differs.
 type redsyncLock struct {
-	cfg     Config
+	cfg     lock.Config
 	clients []*redis.Client
 	rs      *redsync.Redsync
 	watch   *quorumWatch
@@ -38,7 +40,7 @@ type redsyncLock struct {
 	*commandCount
 }
 
-func newRedsync(cfg Config) (Lock, error) {
+func newRedsync(cfg lock.Config) (lock.Lock, error) {
 	clients, cc, qw := redlockClients(cfg)
 	pools := make([]redsyncredis.Pool, len(clients))
 	for i, c := range clients {
@@ -55,15 +57,15 @@ func (l *redsyncLock) mutex(key string, opts ...redsync.Option) *redsync.Mutex {
 	}, opts...)...)
 }
 
-func (l *redsyncLock) Acquire(ctx context.Context, key string) (Grant, error) {
-	return acquireLoop(ctx, l.cfg, l.rng, func(ctx context.Context) (Grant, tryResult, error) {
+func (l *redsyncLock) Acquire(ctx context.Context, key string) (lock.Grant, error) {
+	return acquireLoop(ctx, l.cfg, l.rng, func(ctx context.Context) (lock.Grant, tryResult, error) {
 		l.watch.reset()
 		m := l.mutex(key)
 		err := m.TryLockContext(ctx)
 		if err == nil {
-			return Grant{Owner: m.Value(), Validity: time.Until(m.Until())}, tryGranted, nil
+			return lock.Grant{Owner: m.Value(), Validity: time.Until(m.Until())}, tryGranted, nil
 		}
-		return Grant{}, redsyncOutcome(err), err
+		return lock.Grant{}, redsyncOutcome(err), err
 	})
 }
 
@@ -112,7 +114,7 @@ func flatten(err error) []error {
 }
 
 // Release unlocks through redsync: true means a quorum still had our value.
-func (l *redsyncLock) Release(ctx context.Context, key string, g Grant) error {
+func (l *redsyncLock) Release(ctx context.Context, key string, g lock.Grant) error {
 	ok, err := l.mutex(key, redsync.WithValue(g.Owner)).UnlockContext(ctx)
 	if ok {
 		return nil
@@ -123,7 +125,7 @@ func (l *redsyncLock) Release(ctx context.Context, key string, g Grant) error {
 			return fmt.Errorf("redsync unlock: %w", err)
 		}
 	}
-	return ErrNotHeld
+	return lock.ErrNotHeld
 }
 
 func (l *redsyncLock) Close() error {

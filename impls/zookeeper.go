@@ -16,6 +16,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/locktest/locktest/cluster"
+	"github.com/locktest/locktest/lock"
 	"github.com/locktest/locktest/seed"
 )
 
@@ -27,7 +28,7 @@ func init() {
 		Binaries: zooKeeperBinaries,
 		Roles:    zooKeeperRoles,
 		Deploy:   deployZooKeeper,
-		New:      func(cfg Config) (Lock, error) { return newZooKeeper(cfg, zkOpts{}), nil },
+		New:      func(cfg lock.Config) (lock.Lock, error) { return newZooKeeper(cfg, zkOpts{}), nil },
 	})
 	Register(Design{
 		Name:        "zookeeper-fenced",
@@ -36,7 +37,7 @@ func init() {
 		Binaries:    zooKeeperBinaries,
 		Roles:       zooKeeperRoles,
 		Deploy:      deployZooKeeper,
-		New:         func(cfg Config) (Lock, error) { return newZooKeeper(cfg, zkOpts{fenced: true}), nil },
+		New:         func(cfg lock.Config) (lock.Lock, error) { return newZooKeeper(cfg, zkOpts{fenced: true}), nil },
 	})
 }
 
@@ -48,7 +49,7 @@ var zooKeeperBinaries = map[string]string{"java": "zookeeper"}
 // (which is which follows the ensemble's own elections).
 var zooKeeperRoles = []string{cluster.RolePrimary, cluster.RoleReplica, cluster.RoleReplica}
 
-func deployZooKeeper(ctx context.Context, c *cluster.Cluster, _ Config) (Deployment, error) {
+func deployZooKeeper(ctx context.Context, c *cluster.Cluster, _ lock.Config) (Deployment, error) {
 	e, err := c.StartZooKeeper(ctx, len(zooKeeperRoles))
 	if err != nil {
 		return Deployment{}, err
@@ -76,7 +77,7 @@ type zkOpts struct {
 // lock without knowing, which is docs/anomalies.md row 16. The sequence number only
 // grows, so it is a fencing token.
 type zooKeeper struct {
-	cfg  Config
+	cfg  lock.Config
 	opt  zkOpts
 	rng  *rand.Rand
 	conn *zk.Conn // nil after a session was abandoned
@@ -87,7 +88,7 @@ type zooKeeper struct {
 	cmds atomic.Int64
 }
 
-func newZooKeeper(cfg Config, opt zkOpts) *zooKeeper {
+func newZooKeeper(cfg lock.Config, opt zkOpts) *zooKeeper {
 	return &zooKeeper{cfg: cfg, opt: opt, parents: map[string]bool{},
 		rng: seed.Stream(cfg.Seed, seed.Locks, cfg.Client)}
 }
@@ -108,7 +109,7 @@ func (l *zooKeeper) session() (*zk.Conn, error) {
 	conn, events, err := zk.Connect(l.cfg.Nodes, l.cfg.TTL, zk.WithDialer(dial), zk.WithLogInfo(false),
 		zk.WithLogger(quietZK{}))
 	if err != nil {
-		return nil, Definite(fmt.Errorf("zookeeper: connect: %w", err))
+		return nil, lock.Definite(fmt.Errorf("zookeeper: connect: %w", err))
 	}
 	go func() {
 		for range events { // the library blocks if nobody reads them
@@ -162,7 +163,7 @@ func zkErr(err error) error {
 	case errors.Is(err, zk.ErrNoServer), errors.Is(err, zk.ErrNoNode), errors.Is(err, zk.ErrNodeExists),
 		errors.Is(err, zk.ErrSessionExpired), errors.Is(err, zk.ErrBadVersion), errors.Is(err, zk.ErrNotEmpty),
 		errors.Is(err, zk.ErrSessionMoved), errors.Is(err, zk.ErrBadArguments):
-		return Definite(fmt.Errorf("zookeeper: %w", err))
+		return lock.Definite(fmt.Errorf("zookeeper: %w", err))
 	}
 	return fmt.Errorf("zookeeper: %w", err)
 }
@@ -185,15 +186,15 @@ func (l *zooKeeper) ensureParent(ctx context.Context, parent string) error {
 	return nil
 }
 
-func (l *zooKeeper) Acquire(ctx context.Context, key string) (Grant, error) {
+func (l *zooKeeper) Acquire(ctx context.Context, key string) (lock.Grant, error) {
 	ctx, cancel := context.WithTimeout(ctx, l.cfg.AcquireTimeout)
 	defer cancel()
 	parent := path.Join(zkRoot, key)
 	if err := l.ensureParent(ctx, parent); err != nil {
-		if IsDefinite(err) {
-			return Grant{}, err // a persistent znode is no lock
+		if lock.IsDefinite(err) {
+			return lock.Grant{}, err // a persistent znode is no lock
 		}
-		return Grant{}, Definite(fmt.Errorf("create %s: %w", parent, err))
+		return lock.Grant{}, lock.Definite(fmt.Errorf("create %s: %w", parent, err))
 	}
 	var me string
 	err := l.call(ctx, func(c *zk.Conn) error {
@@ -203,30 +204,30 @@ func (l *zooKeeper) Acquire(ctx context.Context, key string) (Grant, error) {
 		return err
 	})
 	if err != nil {
-		if !IsDefinite(err) {
+		if !lock.IsDefinite(err) {
 			l.abandon()
 		}
-		return Grant{}, fmt.Errorf("acquire: create: %w", err)
+		return lock.Grant{}, fmt.Errorf("acquire: create: %w", err)
 	}
 	seq, err := zkSequence(me)
 	if err != nil {
-		return Grant{}, err
+		return lock.Grant{}, err
 	}
 	for {
 		granted, wait, err := l.turn(ctx, parent, path.Base(me))
 		switch {
 		case granted:
-			g := Grant{Owner: me, Validity: l.cfg.TTL}
+			g := lock.Grant{Owner: me, Validity: l.cfg.TTL}
 			if l.opt.fenced {
 				g.Token = seq
 			}
 			return g, nil
-		case err != nil && IsDefinite(err):
+		case err != nil && lock.IsDefinite(err):
 			// Our znode is gone: the session that owned it expired.
-			return Grant{}, err
+			return lock.Grant{}, err
 		case err != nil:
 			if !sleepCtx(ctx, l.cfg.RetryMin) {
-				return Grant{}, l.giveUp(me, err)
+				return lock.Grant{}, l.giveUp(me, err)
 			}
 			continue
 		}
@@ -236,7 +237,7 @@ func (l *zooKeeper) Acquire(ctx context.Context, key string) (Grant, error) {
 				l.cmds.Add(1)
 			}
 		case <-ctx.Done():
-			return Grant{}, l.giveUp(me, nil)
+			return lock.Grant{}, l.giveUp(me, nil)
 		}
 	}
 }
@@ -263,7 +264,7 @@ func (l *zooKeeper) turn(ctx context.Context, parent, me string) (bool, <-chan z
 	i := slices.Index(children, me)
 	switch {
 	case i < 0:
-		return false, nil, Definite(fmt.Errorf("acquire: our znode %s is gone: the session expired", me))
+		return false, nil, lock.Definite(fmt.Errorf("acquire: our znode %s is gone: the session expired", me))
 	case i == 0:
 		return true, nil, nil
 	case l.opt.herd:
@@ -296,25 +297,25 @@ func (l *zooKeeper) giveUp(me string, last error) error {
 	err := l.call(ctx, func(c *zk.Conn) error { return c.Delete(me, -1) })
 	switch {
 	case err == nil, errors.Is(err, zk.ErrNoNode):
-		return ErrNotAcquired
-	case IsDefinite(err):
+		return lock.ErrNotAcquired
+	case lock.IsDefinite(err):
 		// Answered, but not deleted: whether it will be our turn is
 		// unknown to us; close the session so that it is not.
 		l.abandon()
-		return ErrNotAcquired
+		return lock.ErrNotAcquired
 	}
 	l.abandon()
 	return fmt.Errorf("acquire: deadline passed, withdrawing %s: %w", me, errors.Join(err, last))
 }
 
-func (l *zooKeeper) Release(ctx context.Context, key string, g Grant) error {
+func (l *zooKeeper) Release(ctx context.Context, key string, g lock.Grant) error {
 	err := l.call(ctx, func(c *zk.Conn) error { return c.Delete(g.Owner, -1) })
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, zk.ErrNoNode):
-		return ErrNotHeld // the session expired and took the znode with it
-	case !IsDefinite(err):
+		return lock.ErrNotHeld // the session expired and took the znode with it
+	case !lock.IsDefinite(err):
 		l.abandon() // the znode goes with the session
 	}
 	return fmt.Errorf("release: %w", err)

@@ -1,5 +1,7 @@
 package impls
 
+import "github.com/locktest/locktest/lock"
+
 func init() {
 	Register(Design{
 		Name: "zookeeper-herd",
@@ -8,6 +10,6 @@ func init() {
 		Binaries: zooKeeperBinaries,
 		Roles:    zooKeeperRoles,
 		Deploy:   deployZooKeeper,
-		New:      func(cfg Config) (Lock, error) { return newZooKeeper(cfg, zkOpts{herd: true}), nil },
+		New:      func(cfg lock.Config) (lock.Lock, error) { return newZooKeeper(cfg, zkOpts{herd: true}), nil },
 	})
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/locktest/locktest/lock"
 )
 
 // TestZooKeeperErrors: what the ensemble answered, or never received, is a
@@ -27,7 +29,7 @@ func TestZooKeeperErrors(t *testing.T) {
 		{context.DeadlineExceeded, false},
 		{errors.New("something else"), false},
 	} {
-		if got := IsDefinite(zkErr(tc.err)); got != tc.definite {
+		if got := lock.IsDefinite(zkErr(tc.err)); got != tc.definite {
 			t.Errorf("zkErr(%v) definite = %v, want %v", tc.err, got, tc.definite)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/locktest/locktest/cluster"
 	"github.com/locktest/locktest/faults"
 	"github.com/locktest/locktest/impls"
+	"github.com/locktest/locktest/lock"
 	"github.com/locktest/locktest/workloads"
 )
 
@@ -118,8 +119,8 @@ func Defaults() Config {
 // lockConfig is the part of every lock client's configuration the run's
 // settings give; the run adds each client's own (Client, Nodes) and where
 // an exec program runs.
-func (cfg Config) lockConfig() impls.Config {
-	return impls.Config{
+func (cfg Config) lockConfig() lock.Config {
+	return lock.Config{
 		TTL: time.Duration(cfg.TTL), AcquireTimeout: time.Duration(cfg.AcquireTimeout),
 		IOTimeout: time.Duration(cfg.IOTimeout), RetryMin: time.Duration(cfg.RetryMin),
 		RetryJitter: time.Duration(cfg.RetryJitter), Seed: cfg.Seed, Persist: cfg.Persist, ExecCmd: cfg.ExecCmd,
@@ -170,7 +171,7 @@ func Resolve(cfg Config) (Resolved, error) {
 		return r, &BadConfigError{err}
 	}
 	if r.Workload.NeedsRenew && !r.Design.Renews {
-		return r, bad("workload %s renews leases, and impl %s cannot (its Lock is no impls.Renewer)", cfg.Workload, cfg.Impl)
+		return r, bad("workload %s renews leases, and impl %s cannot (its Lock is no lock.Renewer)", cfg.Workload, cfg.Impl)
 	}
 	if len(cfg.Faults) == 0 {
 		return r, bad("--fault: give at least one fault, or none")

@@ -15,9 +15,11 @@ import (
 	"github.com/locktest/locktest/checker"
 	"github.com/locktest/locktest/clock"
 	"github.com/locktest/locktest/cluster"
+	"github.com/locktest/locktest/cluster/container"
 	"github.com/locktest/locktest/faults"
 	"github.com/locktest/locktest/history"
 	"github.com/locktest/locktest/impls"
+	"github.com/locktest/locktest/lock"
 	"github.com/locktest/locktest/reports"
 	"github.com/locktest/locktest/seed"
 	"github.com/locktest/locktest/workloads"
@@ -145,7 +147,7 @@ func CheckBinaries(cfg Resolved) error {
 			return &BadConfigError{err}
 		}
 	}
-	if cfg.Backend == cluster.DockerBackend {
+	if cfg.Backend == container.DockerBackend {
 		return checkImages(cfg, bins)
 	}
 	return nil
@@ -162,7 +164,7 @@ func checkImages(cfg Resolved, bins map[string]string) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := cluster.CheckImages(ctx, servers); err != nil {
+	if err := container.CheckImages(ctx, servers); err != nil {
 		return &BadConfigError{err}
 	}
 	return nil
@@ -460,7 +462,7 @@ func (r *run) stopWorkers(now bool) {
 // acknowledged as it should have been. The data is on the resource node,
 // or, for a design that guards its own writes, in its servers, read through
 // a lock client of the coordinator's own that dials them directly.
-func (r *run) finalRead(ctx context.Context, resource *cluster.Node, dep impls.Deployment, lockCfg impls.Config) error {
+func (r *run) finalRead(ctx context.Context, resource *cluster.Node, dep impls.Deployment, lockCfg lock.Config) error {
 	var store workloads.Store
 	switch {
 	case resource != nil:
@@ -472,14 +474,14 @@ func (r *run) finalRead(ctx context.Context, resource *cluster.Node, dep impls.D
 		for _, n := range dep.Nodes {
 			lockCfg.Nodes = append(lockCfg.Nodes, n.Addr())
 		}
-		lock, err := r.cfg.Design.New(lockCfg)
+		client, err := r.cfg.Design.New(lockCfg)
 		if err != nil {
 			return fmt.Errorf("final read: %s client: %w", r.cfg.Design.Name, err)
 		}
-		defer lock.Close()
-		gs, ok := lock.(impls.GuardedStore)
+		defer client.Close()
+		gs, ok := client.(lock.GuardedStore)
 		if !ok {
-			return fmt.Errorf("final read: design %s guards its writes, and its lock is no impls.GuardedStore", r.cfg.Design.Name)
+			return fmt.Errorf("final read: design %s guards its writes, and its lock is no lock.GuardedStore", r.cfg.Design.Name)
 		}
 		store = gs
 	default:

@@ -17,6 +17,7 @@ import (
 	"github.com/locktest/locktest/clock"
 	"github.com/locktest/locktest/history"
 	"github.com/locktest/locktest/impls"
+	"github.com/locktest/locktest/lock"
 	"github.com/locktest/locktest/seed"
 	"github.com/locktest/locktest/workloads"
 )
@@ -37,7 +38,7 @@ import (
 const stopLine = "stop"
 
 // pauseAtLine arms a worker to stop when its lock client next reaches the
-// named checkpoint (impls.Config.Checkpoint); disarmLine cancels that. The
+// named checkpoint (lock.Config.Checkpoint); disarmLine cancels that. The
 // worker reports the checkpoint and waits there for continueLine, which
 // the coordinator sends once it has stopped the worker (SIGSTOP), or at
 // once if it does not want it: a signal from outside lands wherever the
@@ -55,14 +56,14 @@ func clockLine(offset time.Duration, rate float64) string {
 
 // WorkerConfig is everything a worker process needs.
 type WorkerConfig struct {
-	Client   int          `json:"client"`
-	Impl     string       `json:"impl"`
-	Workload string       `json:"workload"`
-	Lock     impls.Config `json:"lock"`
-	Resource string       `json:"resource,omitempty"` // resource address
-	Keys     []string     `json:"keys"`
-	HoldMin  Duration     `json:"hold_min"`
-	HoldMax  Duration     `json:"hold_max"`
+	Client   int         `json:"client"`
+	Impl     string      `json:"impl"`
+	Workload string      `json:"workload"`
+	Lock     lock.Config `json:"lock"`
+	Resource string      `json:"resource,omitempty"` // resource address
+	Keys     []string    `json:"keys"`
+	HoldMin  Duration    `json:"hold_min"`
+	HoldMax  Duration    `json:"hold_max"`
 }
 
 // message is one line from a worker: a history record, a note that the
@@ -147,16 +148,16 @@ func Worker(in io.Reader, out io.Writer) (retErr error) {
 			<-cont
 		}
 	}
-	lock, err := design.New(cfg.Lock)
+	client, err := design.New(cfg.Lock)
 	if err != nil {
-		if !impls.IsBroken(err) { // a broken lock client names the worker itself
+		if !lock.IsBroken(err) { // a broken lock client names the worker itself
 			err = fmt.Errorf("c%d: %s client: %w", cfg.Client, design.Name, err)
 		}
 		return failed(err)
 	}
-	defer lock.Close()
-	if _, ok := lock.(impls.Renewer); wl.NeedsRenew && !ok {
-		return failed(fmt.Errorf("c%d: workload %s renews, and the %s lock is no impls.Renewer", cfg.Client, wl.Name, design.Name))
+	defer client.Close()
+	if _, ok := client.(lock.Renewer); wl.NeedsRenew && !ok {
+		return failed(fmt.Errorf("c%d: workload %s renews, and the %s lock is no lock.Renewer", cfg.Client, wl.Name, design.Name))
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -200,7 +201,7 @@ func Worker(in io.Reader, out io.Writer) (retErr error) {
 
 	env := &workloads.Env{
 		Client:   cfg.Client,
-		Lock:     lock,
+		Lock:     client,
 		Keys:     cfg.Keys,
 		Rand:     seed.Stream(cfg.Lock.Seed, seed.Workloads, cfg.Client),
 		HoldMin:  time.Duration(cfg.HoldMin),
@@ -208,11 +209,11 @@ func Worker(in io.Reader, out io.Writer) (retErr error) {
 		Sink:     sink,
 		Stopping: stopping.Load,
 	}
-	switch gs, guards := lock.(impls.GuardedStore); {
+	switch gs, guards := client.(lock.GuardedStore); {
 	case wl.NeedsResource && design.GuardsWrites && guards:
 		env.Resource = gs
 	case wl.NeedsResource && design.GuardsWrites:
-		return failed(fmt.Errorf("c%d: design %s guards its writes, and its lock is no impls.GuardedStore", cfg.Client, design.Name))
+		return failed(fmt.Errorf("c%d: design %s guards its writes, and its lock is no lock.GuardedStore", cfg.Client, design.Name))
 	case wl.NeedsResource:
 		res := workloads.NewResource(cfg.Resource, cfg.Lock.IOTimeout)
 		defer res.Close()

@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locktest/locktest/cluster"
+	"github.com/locktest/locktest/cluster/container"
 )
 
 // The docker backend runs against the real engine: images built from
@@ -42,9 +43,9 @@ func dockerLeft(t *testing.T) []string {
 	t.Helper()
 	var left []string
 	for _, kind := range []string{"container", "network", "volume"} {
-		args := []string{kind, "ls", "-q", "--filter", "label=" + cluster.LabelRun}
+		args := []string{kind, "ls", "-q", "--filter", "label=" + container.LabelRun}
 		if kind == "container" {
-			args = []string{"ps", "-aq", "--filter", "label=" + cluster.LabelRun}
+			args = []string{"ps", "-aq", "--filter", "label=" + container.LabelRun}
 		}
 		out, err := exec.Command("docker", args...).CombinedOutput()
 		if err != nil {
@@ -90,7 +91,7 @@ func TestDockerMissingImage(t *testing.T) {
 	// etcd image stands for any: ask for it directly.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	err := cluster.CheckImages(ctx, []string{"redis-server", "etcd"})
+	err := container.CheckImages(ctx, []string{"redis-server", "etcd"})
 	if err == nil || !strings.Contains(err.Error(), "locktest/etcd:local is missing") || !strings.Contains(err.Error(), "locktest images build") {
 		t.Fatalf("CheckImages without the etcd image: %v", err)
 	}
@@ -113,7 +114,7 @@ func TestDockerMissingImage(t *testing.T) {
 	if r := locktest(t, "images", "build", "redis"); r.code != 0 {
 		t.Fatalf("second rebuild: exit %d", r.code)
 	}
-	dangling, err := exec.Command("docker", "images", "-q", "--filter", "dangling=true", "--filter", "label="+cluster.LabelImage).Output()
+	dangling, err := exec.Command("docker", "images", "-q", "--filter", "dangling=true", "--filter", "label="+container.LabelImage).Output()
 	if err != nil || strings.TrimSpace(string(dangling)) != "" {
 		t.Errorf("untagged images of ours after rebuilds: %q (%v)", dangling, err)
 	}
@@ -163,7 +164,7 @@ func TestDockerCoreRows(t *testing.T) {
 // a kill ends it, a restart brings it back on the same address.
 func TestDockerNodeFaults(t *testing.T) {
 	needImages(t)
-	c, err := cluster.NewOn(t.TempDir(), cluster.DockerBackend)
+	c, err := cluster.NewOn(t.TempDir(), container.DockerBackend)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +268,7 @@ func TestDockerCoordinatorDies(t *testing.T) {
 		{"interrupt", func(t *testing.T, cmd *exec.Cmd) { cmd.Process.Signal(os.Interrupt) }, false, 130},
 		{"sigkill", func(t *testing.T, cmd *exec.Cmd) { cmd.Process.Kill() }, false, -1},
 		{"sigkill-with-watchdog", func(t *testing.T, cmd *exec.Cmd) {
-			for _, p := range ourProcesses(t, cluster.WatchdogCommand) {
+			for _, p := range ourProcesses(t, container.WatchdogCommand) {
 				pid, _ := strconv.Atoi(strings.SplitN(p, ":", 2)[0])
 				syscall.Kill(pid, syscall.SIGKILL)
 			}

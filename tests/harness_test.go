@@ -16,7 +16,7 @@ import (
 
 	"github.com/locktest/locktest/checker"
 	"github.com/locktest/locktest/cli"
-	"github.com/locktest/locktest/cluster"
+	"github.com/locktest/locktest/cluster/container"
 	"github.com/locktest/locktest/reports"
 )
 
@@ -26,7 +26,7 @@ var binary string
 func TestMain(m *testing.M) {
 	// A docker cluster started in this process (docker_test.go) spawns its
 	// watchdog from this very binary.
-	if len(os.Args) > 1 && os.Args[1] == cluster.WatchdogCommand {
+	if len(os.Args) > 1 && os.Args[1] == container.WatchdogCommand {
 		os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	flag.Parse()

@@ -354,7 +354,7 @@ func TestExecBadInput(t *testing.T) {
 		{[]string{"--impl", "exec", "--exec-cmd", "python3 x.py", "--exec-servers", "exec"}, "name a design that starts servers"},
 		{[]string{"--impl", "exec", "--exec-cmd", "./no-such-program", "--exec-servers", "none"}, "--exec-cmd: ./no-such-program not found"},
 		{[]string{"--impl", "redis-single", "--exec-cmd", "python3 x.py"}, "only apply to --impl exec"},
-		{[]string{"--impl", "redis-single", "--workload", "counter-renew"}, "cannot (its Lock is no impls.Renewer)"},
+		{[]string{"--impl", "redis-single", "--workload", "counter-renew"}, "cannot (its Lock is no lock.Renewer)"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.want, func(t *testing.T) {

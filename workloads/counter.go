@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/locktest/locktest/history"
-	"github.com/locktest/locktest/impls"
+	"github.com/locktest/locktest/lock"
 )
 
 func init() {
@@ -53,7 +53,7 @@ func incrementCycle(renew bool) func(ctx context.Context, e *Env) {
 			// Renewing checks the lease after whatever pause hit the hold:
 			// it saves the data from a pause before it, not from one after.
 			if g, err = e.renew(key, g); err != nil {
-				o.done(impls.Definite(fmt.Errorf("renewal failed, nothing written: %w", err)),
+				o.done(lock.Definite(fmt.Errorf("renewal failed, nothing written: %w", err)),
 					func(r *history.Record) { r.Token = g.Token })
 				e.release(key, g)
 				return
@@ -67,10 +67,10 @@ func incrementCycle(renew bool) func(ctx context.Context, e *Env) {
 }
 
 // renew records and runs one lease renewal.
-func (e *Env) renew(key string, g impls.Grant) (impls.Grant, error) {
+func (e *Env) renew(key string, g lock.Grant) (lock.Grant, error) {
 	o := e.invoke(history.FRenew, key)
 	before := e.commands()
-	ng, err := e.Lock.(impls.Renewer).Renew(context.Background(), key, g)
+	ng, err := e.Lock.(lock.Renewer).Renew(context.Background(), key, g)
 	o.done(err, func(r *history.Record) { r.Token, r.Cmds = g.Token, int(e.commands()-before) })
 	if err != nil {
 		return g, err
@@ -81,8 +81,8 @@ func (e *Env) renew(key string, g impls.Grant) (impls.Grant, error) {
 // definiteRead marks a failed read as a definite failure of the increment
 // (nothing was written); a stale-token refusal keeps its own meaning.
 func definiteRead(err error) error {
-	if errors.Is(err, ErrStale) {
+	if errors.Is(err, lock.ErrStale) {
 		return err
 	}
-	return impls.Definite(fmt.Errorf("read failed, nothing written: %w", err))
+	return lock.Definite(fmt.Errorf("read failed, nothing written: %w", err))
 }

@@ -7,16 +7,12 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/locktest/locktest/impls"
+	"github.com/locktest/locktest/lock"
 )
-
-// ErrStale is the resource refusing an operation whose fencing token is
-// lower than one it has already seen. It is a definite failure.
-var ErrStale = impls.ErrStale
 
 // Store is the protected data a workload reads and writes under the lock:
 // the Resource node, or the lock service itself for designs that guard
-// their own writes (impls.GuardedStore).
+// their own writes (lock.GuardedStore).
 type Store interface {
 	Read(ctx context.Context, key string, token int64) (int64, error)
 	Write(ctx context.Context, key string, v, token int64) error
@@ -76,7 +72,7 @@ func (r *Resource) run(ctx context.Context, key string, token int64, value strin
 		return 0, fmt.Errorf("resource: unexpected reply %v", res)
 	}
 	if res[0] == 0 {
-		return 0, ErrStale
+		return 0, lock.ErrStale
 	}
 	return res[1], nil
 }

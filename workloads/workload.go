@@ -9,7 +9,7 @@ import (
 	"github.com/locktest/locktest/checker"
 	"github.com/locktest/locktest/clock"
 	"github.com/locktest/locktest/history"
-	"github.com/locktest/locktest/impls"
+	"github.com/locktest/locktest/lock"
 	"github.com/locktest/locktest/registry"
 )
 
@@ -27,7 +27,7 @@ type Sink interface {
 // Env is one client's view of the run.
 type Env struct {
 	Client   int
-	Lock     impls.Lock
+	Lock     lock.Lock
 	Resource Store // nil for workloads that protect nothing
 	Keys     []string
 	Rand     *rand.Rand
@@ -37,7 +37,7 @@ type Env struct {
 	// Stopping reports that the coordinator asked the client to stop; the
 	// loop finishes its current cycle (release included) and returns.
 	Stopping func() bool
-	// Err is set when the lock client broke (impls.IsBroken): the loop
+	// Err is set when the lock client broke (lock.IsBroken): the loop
 	// stops and the worker reports it.
 	Err error
 	seq int
@@ -100,12 +100,12 @@ func (o *op) done(err error, set func(*history.Record)) {
 	switch {
 	case err == nil:
 		r.Type = history.OK
-	case impls.IsDefinite(err) || errors.Is(err, ErrStale):
+	case lock.IsDefinite(err) || errors.Is(err, lock.ErrStale):
 		r.Type = history.Fail
 	default:
 		r.Type = history.Info
 	}
-	if errors.Is(err, ErrStale) {
+	if errors.Is(err, lock.ErrStale) {
 		r.Error = checker.RejectedError
 	} else if err != nil {
 		r.Error = err.Error()
@@ -113,7 +113,7 @@ func (o *op) done(err error, set func(*history.Record)) {
 	if set != nil {
 		set(&r)
 	}
-	if impls.IsBroken(err) && o.env.Err == nil {
+	if lock.IsBroken(err) && o.env.Err == nil {
 		o.env.Err = err
 	}
 	o.env.Sink.Record(r)
@@ -133,14 +133,14 @@ func (e *Env) hold() {
 
 // commands returns the lock client's command count, if it keeps one.
 func (e *Env) commands() int64 {
-	if c, ok := e.Lock.(impls.CommandCounter); ok {
+	if c, ok := e.Lock.(lock.CommandCounter); ok {
 		return c.Commands()
 	}
 	return 0
 }
 
 // acquire records and runs one acquire.
-func (e *Env) acquire(ctx context.Context, key string) (impls.Grant, bool) {
+func (e *Env) acquire(ctx context.Context, key string) (lock.Grant, bool) {
 	o := e.invoke(history.FAcquire, key)
 	before := e.commands()
 	g, err := e.Lock.Acquire(ctx, key)
@@ -150,7 +150,7 @@ func (e *Env) acquire(ctx context.Context, key string) (impls.Grant, bool) {
 
 // release records and runs one release. It runs to completion even when
 // the run is stopping, so histories end with locks given back.
-func (e *Env) release(key string, g impls.Grant) {
+func (e *Env) release(key string, g lock.Grant) {
 	o := e.invoke(history.FRelease, key)
 	before := e.commands()
 	err := e.Lock.Release(context.Background(), key, g)

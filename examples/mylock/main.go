@@ -1,5 +1,5 @@
 // Command mylock shows how to put your own Go lock under locktest without
-// forking it: implement impls.Lock (and impls.Renewer if your lock renews
+// forking it: implement lock.Lock (and lock.Renewer if your lock renews
 // leases), register the design, and hand over to cli.Main. The binary is
 // then a complete locktest with your design in it; its workers are the same
 // binary, so they have your design too.
@@ -25,6 +25,7 @@ import (
 	"github.com/locktest/locktest/cli"
 	"github.com/locktest/locktest/cluster"
 	"github.com/locktest/locktest/impls"
+	"github.com/locktest/locktest/lock"
 )
 
 func main() {
@@ -35,21 +36,21 @@ func main() {
 		Binaries:    map[string]string{"redis-server": "redis-server"},
 		// Deploy starts the servers the clients will use; Config.Nodes gets
 		// their addresses in this order.
-		Deploy: func(ctx context.Context, c *cluster.Cluster, _ impls.Config) (impls.Deployment, error) {
+		Deploy: func(ctx context.Context, c *cluster.Cluster, _ lock.Config) (impls.Deployment, error) {
 			n, err := c.StartRedis(ctx, "redis-0", cluster.RedisOptions{})
 			return impls.Deployment{Nodes: []*cluster.Node{n}}, err
 		},
 		// New runs in each worker process.
-		New: func(cfg impls.Config) (impls.Lock, error) {
-			return &lock{cfg: cfg, rdb: redis.NewClient(&redis.Options{Addr: cfg.Nodes[0],
+		New: func(cfg lock.Config) (lock.Lock, error) {
+			return &myLock{cfg: cfg, rdb: redis.NewClient(&redis.Options{Addr: cfg.Nodes[0],
 				ReadTimeout: cfg.IOTimeout, WriteTimeout: cfg.IOTimeout, MaxRetries: -1})}, nil
 		},
 	})
 	os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-type lock struct {
-	cfg impls.Config
+type myLock struct {
+	cfg lock.Config
 	rdb *redis.Client
 	seq int
 }
@@ -60,10 +61,10 @@ var (
 )
 
 // Acquire tries until the deadline cfg.AcquireTimeout. The error contract
-// is what makes the verdict right: impls.ErrNotAcquired (or any error
-// wrapped with impls.Definite) says the lock was definitely not taken; any
+// is what makes the verdict right: lock.ErrNotAcquired (or any error
+// wrapped with lock.Definite) says the lock was definitely not taken; any
 // other error says it may have been, and is recorded as unknown.
-func (l *lock) Acquire(ctx context.Context, key string) (impls.Grant, error) {
+func (l *myLock) Acquire(ctx context.Context, key string) (lock.Grant, error) {
 	ctx, cancel := context.WithTimeout(ctx, l.cfg.AcquireTimeout)
 	defer cancel()
 	l.seq++
@@ -73,45 +74,45 @@ func (l *lock) Acquire(ctx context.Context, key string) (impls.Grant, error) {
 		ok, err := l.rdb.SetNX(ctx, key, owner, l.cfg.TTL).Result()
 		switch {
 		case err == nil && ok:
-			return impls.Grant{Owner: owner, Validity: l.cfg.TTL}, nil
+			return lock.Grant{Owner: owner, Validity: l.cfg.TTL}, nil
 		case err != nil:
 			unknown = err // the SET may have landed before the reply was lost
 		}
 		select {
 		case <-ctx.Done():
 			if unknown != nil {
-				return impls.Grant{}, fmt.Errorf("acquire: %w", unknown)
+				return lock.Grant{}, fmt.Errorf("acquire: %w", unknown)
 			}
-			return impls.Grant{}, impls.ErrNotAcquired
+			return lock.Grant{}, lock.ErrNotAcquired
 		case <-time.After(l.cfg.RetryMin):
 		}
 	}
 }
 
-// Release reports impls.ErrNotHeld when the lock was no longer ours: the
+// Release reports lock.ErrNotHeld when the lock was no longer ours: the
 // checker reads that as the lease having expired.
-func (l *lock) Release(ctx context.Context, key string, g impls.Grant) error {
+func (l *myLock) Release(ctx context.Context, key string, g lock.Grant) error {
 	n, err := release.Run(ctx, l.rdb, []string{key}, g.Owner).Int64()
 	switch {
 	case err != nil:
 		return fmt.Errorf("release: %w", err)
 	case n == 0:
-		return impls.ErrNotHeld
+		return lock.ErrNotHeld
 	}
 	return nil
 }
 
-// Renew makes the lock an impls.Renewer, so workloads that renew can run.
-func (l *lock) Renew(ctx context.Context, key string, g impls.Grant) (impls.Grant, error) {
+// Renew makes the lock a lock.Renewer, so workloads that renew can run.
+func (l *myLock) Renew(ctx context.Context, key string, g lock.Grant) (lock.Grant, error) {
 	n, err := renew.Run(ctx, l.rdb, []string{key}, g.Owner, l.cfg.TTL.Milliseconds()).Int64()
 	switch {
 	case err != nil:
 		return g, fmt.Errorf("renew: %w", err)
 	case n == 0:
-		return g, impls.Definite(errors.New("renew: lock no longer held"))
+		return g, lock.Definite(errors.New("renew: lock no longer held"))
 	}
 	g.Validity = l.cfg.TTL
 	return g, nil
 }
 
-func (l *lock) Close() error { return l.rdb.Close() }
+func (l *myLock) Close() error { return l.rdb.Close() }

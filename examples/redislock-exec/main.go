@@ -24,6 +24,7 @@ import (
 
 	"github.com/locktest/locktest/clock"
 	"github.com/locktest/locktest/impls"
+	"github.com/locktest/locktest/lock"
 	"github.com/locktest/locktest/protocol"
 )
 
@@ -43,7 +44,7 @@ func main() {
 // server holds the lock client once init has built it.
 type server struct {
 	design impls.Design
-	lock   impls.Lock
+	lock   lock.Lock
 }
 
 func serve(name string) error {
@@ -77,13 +78,13 @@ func (s *server) handle(req protocol.Request) protocol.Reply {
 		if req.Setup == nil || len(req.Nodes) == 0 {
 			return protocol.Reply{Type: protocol.Fail, Error: "init without nodes"}
 		}
-		lock, err := s.design.New(impls.Config{Client: req.Client, Nodes: req.Nodes, TTL: ms(req.TTLMs),
+		client, err := s.design.New(lock.Config{Client: req.Client, Nodes: req.Nodes, TTL: ms(req.TTLMs),
 			AcquireTimeout: ms(req.AcquireTimeoutMs), IOTimeout: ms(req.IOTimeoutMs), RetryMin: ms(req.RetryMinMs),
 			RetryJitter: ms(req.RetryJitterMs), Seed: req.Seed, Clock: clock.System{}})
 		if err != nil {
 			return protocol.Reply{Type: protocol.Fail, Error: err.Error()}
 		}
-		s.lock = lock
+		s.lock = client
 		slog.Info("redislock-exec ready", "client", req.Client, "design", s.design.Name, "nodes", req.Nodes)
 		return protocol.Reply{Type: protocol.OK}
 	}
@@ -93,7 +94,7 @@ func (s *server) handle(req protocol.Request) protocol.Reply {
 	ctx, cancel := context.WithTimeout(context.Background(), ms(req.TimeoutMs))
 	defer cancel()
 	before := s.commands()
-	g := impls.Grant{Owner: req.Owner, Token: req.Token}
+	g := lock.Grant{Owner: req.Owner, Token: req.Token}
 	var err error
 	switch req.Type {
 	case protocol.Acquire:
@@ -101,7 +102,7 @@ func (s *server) handle(req protocol.Request) protocol.Reply {
 	case protocol.Release:
 		err = s.lock.Release(ctx, req.Key, g)
 	case protocol.Renew:
-		r, ok := s.lock.(impls.Renewer)
+		r, ok := s.lock.(lock.Renewer)
 		if !ok {
 			return protocol.Reply{Type: protocol.Fail, Error: s.design.Name + " cannot renew"}
 		}
@@ -113,7 +114,7 @@ func (s *server) handle(req protocol.Request) protocol.Reply {
 	switch {
 	case err == nil:
 		rep.Type, rep.Owner, rep.Token, rep.ValidityMs = protocol.OK, g.Owner, g.Token, max(g.Validity.Milliseconds(), 0)
-	case impls.IsDefinite(err):
+	case lock.IsDefinite(err):
 		rep.Type, rep.Error = protocol.Fail, err.Error()
 	default:
 		rep.Type, rep.Error = protocol.Error, err.Error()
@@ -122,7 +123,7 @@ func (s *server) handle(req protocol.Request) protocol.Reply {
 }
 
 func (s *server) commands() int64 {
-	if c, ok := s.lock.(impls.CommandCounter); ok {
+	if c, ok := s.lock.(lock.CommandCounter); ok {
 		return c.Commands()
 	}
 	return 0

@@ -1,4 +1,4 @@
-package cluster
+package container
 
 import (
 	"context"
@@ -180,40 +180,4 @@ func Watchdog(runID string, stdin io.Reader) error {
 	}
 	defer cli.Close()
 	return Sweep(ctx, cli, runID)
-}
-
-// liveBackends are the docker backends not yet closed, for KillAll.
-var liveBackends backendSet
-
-type backendSet struct {
-	mu  sync.Mutex
-	set map[*docker]struct{}
-}
-
-func (s *backendSet) add(d *docker) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.set == nil {
-		s.set = map[*docker]struct{}{}
-	}
-	s.set[d] = struct{}{}
-}
-
-func (s *backendSet) remove(d *docker) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.set, d)
-}
-
-// closeAll removes the containers of every backend still open.
-func (s *backendSet) closeAll() {
-	s.mu.Lock()
-	all := make([]*docker, 0, len(s.set))
-	for d := range s.set {
-		all = append(all, d)
-	}
-	s.mu.Unlock()
-	for _, d := range all {
-		_ = d.Close()
-	}
 }

@@ -1,4 +1,4 @@
-package cluster
+package container
 
 import (
 	"context"
@@ -19,18 +19,20 @@ import (
 	"time"
 
 	"github.com/moby/moby/api/pkg/stdcopy"
-	"github.com/moby/moby/api/types/container"
+	mobycontainer "github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
 	tc "github.com/testcontainers/testcontainers-go"
 	tclog "github.com/testcontainers/testcontainers-go/log"
+
+	"github.com/locktest/locktest/cluster"
 )
 
 // DockerBackend runs every server in its own container, on a network the
 // run creates, each container with its own address.
 const DockerBackend = "docker"
 
-func init() { RegisterBackend(DockerBackend, newDocker) }
+func init() { cluster.RegisterBackend(DockerBackend, newDocker) }
 
 func init() {
 	// testcontainers' reaper (Ryuk) is an image pulled from a registry, and
@@ -63,7 +65,7 @@ type docker struct {
 	reserved map[string]netip.Addr // node name → its address
 }
 
-func newDocker(runDir string) (Backend, error) {
+func newDocker(runDir string) (cluster.Backend, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cli, err := dockerClient(ctx)
@@ -82,7 +84,6 @@ func newDocker(runDir string) (Backend, error) {
 		cli.Close()
 		return nil, err
 	}
-	liveBackends.add(d)
 	return d, nil
 }
 
@@ -118,14 +119,14 @@ func (d *docker) BindHost() string { return "0.0.0.0" }
 // Start creates the node's container on the run's network with a fixed
 // address, or starts the killed container again (same address, same
 // files), as a restarted machine would come back.
-func (d *docker) Start(ctx context.Context, n *Node, prev Instance) (Instance, error) {
-	if c, ok := prev.(*containerInstance); ok {
+func (d *docker) Start(ctx context.Context, n *cluster.Node, prev cluster.Instance) (cluster.Instance, error) {
+	if c, ok := prev.(*instance); ok {
 		if _, err := d.cli.ContainerStart(ctx, c.id, client.ContainerStartOptions{}); err != nil {
 			return nil, fmt.Errorf("restart container of %s: %w", n.Name, err)
 		}
 		return c, nil
 	}
-	spec := n.spec
+	spec := n.Spec()
 	image, err := ImageFor(spec.Path)
 	if err != nil {
 		return nil, err
@@ -137,7 +138,7 @@ func (d *docker) Start(ctx context.Context, n *Node, prev Instance) (Instance, e
 	if err != nil {
 		return nil, err
 	}
-	n.setHost(ip.String())
+	n.SetHost(ip.String())
 	owner, err := containerUser(spec)
 	if err != nil {
 		return nil, err
@@ -156,12 +157,12 @@ func (d *docker) Start(ctx context.Context, n *Node, prev Instance) (Instance, e
 		Labels:         d.labels(),
 		Networks:       []string{netName},
 		NetworkAliases: map[string][]string{netName: {n.Name}},
-		ConfigModifier: func(c *container.Config) {
+		ConfigModifier: func(c *mobycontainer.Config) {
 			c.User = owner
 			c.WorkingDir = spec.Dir
 			c.Hostname = n.Name
 		},
-		HostConfigModifier: func(h *container.HostConfig) { h.Binds = binds(spec) },
+		HostConfigModifier: func(h *mobycontainer.HostConfig) { h.Binds = binds(spec) },
 		EndpointSettingsModifier: func(m map[string]*network.EndpointSettings) {
 			if m[netName] == nil {
 				m[netName] = &network.EndpointSettings{}
@@ -171,7 +172,7 @@ func (d *docker) Start(ctx context.Context, n *Node, prev Instance) (Instance, e
 	}
 	ctr, err := tc.GenericContainer(ctx, tc.GenericContainerRequest{ContainerRequest: req, Started: true})
 	if ctr != nil {
-		c := &containerInstance{name: n.Name, id: ctr.GetContainerID(), cli: d.cli, log: spec.Log}
+		c := &instance{name: n.Name, id: ctr.GetContainerID(), cli: d.cli, log: spec.Log}
 		if err != nil {
 			_ = c.Stop(0)
 			return nil, fmt.Errorf("start container of %s: %w", n.Name, err)
@@ -183,7 +184,7 @@ func (d *docker) Start(ctx context.Context, n *Node, prev Instance) (Instance, e
 
 // containerUser is who the server runs as: the coordinator's user, or the
 // one Spec.RunAs names when the coordinator is root, as for a process.
-func containerUser(spec Spec) (string, error) {
+func containerUser(spec cluster.Spec) (string, error) {
 	if spec.RunAs == "" || os.Geteuid() != 0 {
 		return fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()), nil
 	}
@@ -197,7 +198,7 @@ func containerUser(spec Spec) (string, error) {
 // binds makes the node's directory (configuration, data, the clock file)
 // and any file its environment names (the clock shim) appear in the
 // container at the paths they have on the host.
-func binds(spec Spec) []string {
+func binds(spec cluster.Spec) []string {
 	out := []string{spec.Dir + ":" + spec.Dir}
 	for _, kv := range spec.Env {
 		_, v, _ := strings.Cut(kv, "=")
@@ -306,7 +307,6 @@ func (d *docker) createNetwork(ctx context.Context) error {
 // each node's Stop removed its own), then the network, and lets the
 // watchdog go.
 func (d *docker) Close() error {
-	defer liveBackends.remove(d)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	err := Sweep(ctx, d.cli, d.runID)
@@ -320,8 +320,8 @@ func (d *docker) labels() map[string]string {
 	return map[string]string{LabelRun: d.runID, LabelOwner: ownerID()}
 }
 
-// containerInstance is a node's server running in a container.
-type containerInstance struct {
+// instance is a node's server running in a container.
+type instance struct {
 	name string
 	id   string
 	cli  *tc.DockerClient
@@ -335,13 +335,13 @@ type containerInstance struct {
 	paused bool
 }
 
-func (c *containerInstance) ctx() (context.Context, context.CancelFunc) {
+func (c *instance) ctx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), 30*time.Second)
 }
 
 // Pause freezes every process of the container (the cgroup freezer): as
 // SIGSTOP, nothing runs and the sockets stay open.
-func (c *containerInstance) Pause() error {
+func (c *instance) Pause() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ctx, cancel := c.ctx()
@@ -353,13 +353,13 @@ func (c *containerInstance) Pause() error {
 	return nil
 }
 
-func (c *containerInstance) Resume() error {
+func (c *instance) Resume() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.resumeLocked()
 }
 
-func (c *containerInstance) resumeLocked() error {
+func (c *instance) resumeLocked() error {
 	ctx, cancel := c.ctx()
 	defer cancel()
 	if st, err := c.state(ctx); err == nil && !st.Paused {
@@ -373,13 +373,13 @@ func (c *containerInstance) resumeLocked() error {
 	return nil
 }
 
-func (c *containerInstance) Paused() bool {
+func (c *instance) Paused() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.paused
 }
 
-func (c *containerInstance) state(ctx context.Context) (*container.State, error) {
+func (c *instance) state(ctx context.Context) (*mobycontainer.State, error) {
 	r, err := c.cli.ContainerInspect(ctx, c.id, client.ContainerInspectOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("inspect %s: %w", c.name, err)
@@ -392,7 +392,7 @@ func (c *containerInstance) state(ctx context.Context) (*container.State, error)
 
 // HostPid is the pid of the container's first process: the server itself,
 // as the entrypoint is its binary.
-func (c *containerInstance) HostPid() (int, error) {
+func (c *instance) HostPid() (int, error) {
 	ctx, cancel := c.ctx()
 	defer cancel()
 	st, err := c.state(ctx)
@@ -405,14 +405,14 @@ func (c *containerInstance) HostPid() (int, error) {
 	return st.Pid, nil
 }
 
-func (c *containerInstance) Stopped() bool {
+func (c *instance) Stopped() bool {
 	ctx, cancel := c.ctx()
 	defer cancel()
 	st, err := c.state(ctx)
 	return err == nil && st.Paused
 }
 
-func (c *containerInstance) Exited() (bool, error) {
+func (c *instance) Exited() (bool, error) {
 	ctx, cancel := c.ctx()
 	defer cancel()
 	st, err := c.state(ctx)
@@ -431,7 +431,7 @@ func (c *containerInstance) Exited() (bool, error) {
 // Kill kills the container's processes (unfreezing it first: the engine
 // refuses to kill a paused container) and waits until it has stopped. The
 // container stays, to be started again.
-func (c *containerInstance) Kill() error {
+func (c *instance) Kill() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.resumeLocked(); err != nil {
@@ -461,7 +461,7 @@ func (c *containerInstance) Kill() error {
 
 // Stop stops the container (SIGTERM, SIGKILL after grace), copies its
 // output into the node's log and removes it (a slot: sets it idle again).
-func (c *containerInstance) Stop(grace time.Duration) error {
+func (c *instance) Stop(grace time.Duration) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), grace+30*time.Second)

@@ -1,4 +1,4 @@
-package cluster
+package container
 
 import (
 	"archive/tar"
@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/moby/moby/client"
+
+	"github.com/locktest/locktest/cluster"
 )
 
 // Image is a container image built on this machine from the binaries of
@@ -69,7 +71,7 @@ var images = []Image{
 // javaTrees is the runtime behind the java in PATH: its bin, lib and
 // conf, and the /etc directory its conf links into.
 func javaTrees() ([]string, error) {
-	java, err := LookBinary("java", "")
+	java, err := cluster.LookBinary("java", "")
 	if err != nil {
 		return nil, err
 	}
@@ -252,7 +254,7 @@ func (img Image) files() ([]file, error) {
 	add(file{path: SelfPath, from: self})
 	execs = append(execs, self)
 	for _, b := range img.Binaries {
-		p, err := LookBinary(b, "")
+		p, err := cluster.LookBinary(b, "")
 		if err != nil {
 			return nil, fmt.Errorf("%s is not installed on this machine (the image is built from it)", b)
 		}

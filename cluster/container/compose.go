@@ -1,4 +1,4 @@
-package cluster
+package container
 
 import (
 	"archive/tar"
@@ -18,6 +18,8 @@ import (
 
 	"github.com/moby/moby/client"
 	tc "github.com/testcontainers/testcontainers-go"
+
+	"github.com/locktest/locktest/cluster"
 )
 
 // ComposeBackend runs a coordinator inside a docker-compose topology
@@ -41,7 +43,7 @@ const (
 	composeProject  = "com.docker.compose.project"
 )
 
-func init() { RegisterBackend(ComposeBackend, newCompose) }
+func init() { cluster.RegisterBackend(ComposeBackend, newCompose) }
 
 // compose is the backend of one run in a docker-compose topology.
 type compose struct {
@@ -50,7 +52,7 @@ type compose struct {
 	nets    map[string]bool // the networks the coordinator's container is on
 }
 
-func newCompose(string) (Backend, error) {
+func newCompose(string) (cluster.Backend, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cli, err := dockerClient(ctx)
@@ -77,14 +79,15 @@ func (c *compose) Close() error     { return c.cli.Close() }
 
 // Start gives n's slot the node and (re)starts it; after Kill, it starts
 // the slot again as it was.
-func (c *compose) Start(ctx context.Context, n *Node, prev Instance) (Instance, error) {
-	if ci, ok := prev.(*containerInstance); ok {
+func (c *compose) Start(ctx context.Context, n *cluster.Node, prev cluster.Instance) (cluster.Instance, error) {
+	if ci, ok := prev.(*instance); ok {
 		if _, err := c.cli.ContainerStart(ctx, ci.id, client.ContainerStartOptions{}); err != nil {
 			return nil, fmt.Errorf("restart slot %s: %w", n.Name, err)
 		}
 		return ci, nil
 	}
-	for _, kv := range n.spec.Env {
+	spec := n.Spec()
+	for _, kv := range spec.Env {
 		if strings.HasPrefix(kv, "LD_PRELOAD=") {
 			return nil, errors.New("--backend compose: clock faults need the clock file shared with the coordinator: use --backend local or docker")
 		}
@@ -93,11 +96,11 @@ func (c *compose) Start(ctx context.Context, n *Node, prev Instance) (Instance, 
 	if err != nil {
 		return nil, err
 	}
-	ci := &containerInstance{name: n.Name, id: id, cli: c.cli, log: n.spec.Log, keep: true, since: time.Now()}
+	ci := &instance{name: n.Name, id: id, cli: c.cli, log: spec.Log, keep: true, since: time.Now()}
 	if err := ci.Kill(); err != nil {
 		return nil, err
 	}
-	archive, err := slotArchive(n.spec)
+	archive, err := slotArchive(spec)
 	if err != nil {
 		return nil, fmt.Errorf("slot %s: %w", n.Name, err)
 	}
@@ -111,7 +114,7 @@ func (c *compose) Start(ctx context.Context, n *Node, prev Instance) (Instance, 
 	if err != nil {
 		return nil, err
 	}
-	n.setHost(host)
+	n.SetHost(host)
 	return ci, nil
 }
 
@@ -187,7 +190,7 @@ type slotSpec struct {
 }
 
 // slotArchive is a tar of the node's directory (at its path) and SlotSpec.
-func slotArchive(spec Spec) (io.Reader, error) {
+func slotArchive(spec cluster.Spec) (io.Reader, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	// Parents first, so the directory exists whatever the slot holds.
