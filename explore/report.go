@@ -80,7 +80,7 @@ func Capsule(rep *Report) ([]byte, error) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Found by locktest explore --impl %s --seed %d (trial t%03d), shrunk in %d step(s):\n",
-		rep.Impl, rep.Seed, f.Trial, len(f.Steps)-1)
+		rep.Impl, rep.Seed, f.Trial, max(0, len(f.Steps)-1))
 	fmt.Fprintf(&b, "# lost updates in %d of %d judging seeds, which it runs. Replay: locktest suite run %s\n", len(f.Failed), len(f.Seeds), CapsuleFile)
 	fmt.Fprintf(&b, "name: explore-%s\nscenarios:\n", rep.Impl)
 	fmt.Fprintf(&b, "  - name: %s-%s-explored\n", rep.Impl, strings.Join(f.Config.Faults, "-"))
@@ -146,7 +146,7 @@ func Print(w io.Writer, rep *Report) {
 	fmt.Fprintf(w, "explored %s × %s: %d trials in %.0fs (budget %.0fs), explore seed %d\n",
 		rep.Impl, strings.Join(rep.Faults, ","), len(rep.Trials), rep.Elapsed, rep.Budget, rep.Seed)
 	if f := rep.Found; f != nil {
-		fmt.Fprintf(w, "FOUND     lost updates in trial t%03d: %s\n", f.Trial, f.Knobs)
+		fmt.Fprintf(w, "FOUND     lost updates in trial t%03d after %.0fs: %s\n", f.Trial, rep.FoundAfter, f.Knobs)
 		for _, s := range f.Steps {
 			mark := "dropped"
 			if s.Kept {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"time"
 
 	"github.com/locktest/locktest/checker"
@@ -86,6 +87,8 @@ type Report struct {
 	Rejected map[string]int  `json:"rejected,omitempty"`
 	Coverage []FaultCoverage `json:"coverage"`
 	Found    *Finding        `json:"found,omitempty"`
+	// FoundAfter is the search time until the violating trial ended.
+	FoundAfter float64 `json:"found_after_s,omitempty"`
 	// Interrupted: stopped by the user before the budget ran out.
 	Interrupted bool   `json:"interrupted,omitempty"`
 	Dir         string `json:"dir"`
@@ -127,7 +130,7 @@ func Explore(ctx context.Context, o Options) (*Report, error) {
 		}
 		cfg, reason := t.Knobs.resolve(o.Base, t.Seed, filepath.Join(o.Out, "runs"), fmt.Sprintf("t%03d-%s", n, f.Name()))
 		if reason != "" {
-			rep.Rejected[reason]++
+			rep.Rejected[numbers.ReplaceAllString(reason, "N")]++
 			n--
 			continue
 		}
@@ -136,6 +139,7 @@ func Explore(ctx context.Context, o Options) (*Report, error) {
 		progress(o.Progress, "t%03d %-8s %5.1fs  %s", n, t.Result, t.Wall, t.Knobs)
 		if t.Result == checker.Invalid {
 			found = &rep.Trials[len(rep.Trials)-1]
+			rep.FoundAfter = time.Since(start).Seconds()
 			break
 		}
 		if b, ok := best[f.Name()]; !ok || t.score() > b.score() {
@@ -153,6 +157,10 @@ func Explore(ctx context.Context, o Options) (*Report, error) {
 	}
 	return rep, nil
 }
+
+// numbers are the figures in a rejection reason, folded so that reasons
+// count by kind.
+var numbers = regexp.MustCompile(`-?[0-9]+(\.[0-9]+)?(ms|µs|s|m|h)?`)
 
 // resolve turns a point into a checked run configuration, or says why the
 // point cannot show anything (runner's warnings) or cannot run at all.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/locktest/locktest/checker"
+	"github.com/locktest/locktest/faults"
 	"github.com/locktest/locktest/reports"
 	"github.com/locktest/locktest/runner"
 )
@@ -86,8 +87,19 @@ func shrink(ctx context.Context, o Options, t Trial) *Finding {
 	}
 	accept := func(failed []int64) bool { return len(failed) >= len(seeds)-1 }
 
+	// The trial's own run failed: with no time to judge more seeds, its
+	// seed is what the capsule replays.
+	find.Config, find.Failed = cur, []int64{t.Seed}
+	find.Config.Seed = t.Seed
+	if o.ShrinkBudget <= 0 {
+		return find
+	}
 	failed, tried, failing, ok := judge(cur)
 	find.Steps = append(find.Steps, ShrinkStep{What: "the trial as found, on the judging seeds", Kept: true, Failed: len(failed), Tried: tried})
+	if !ok && len(failed) == 0 {
+		find.Incomplete = true
+		return find
+	}
 	find.Failed = failed
 	if failing != nil {
 		find.Report = filepath.Join(failing.Dir, reports.ReportFile)
@@ -150,9 +162,16 @@ func smaller(c runner.Config) []candidate {
 	if c.Keys > 1 {
 		add(fmt.Sprintf("keys %d → 1", c.Keys), func(n *runner.Config) { n.Keys = 1 })
 	}
-	if fd := time.Duration(c.FaultDuration); fd >= 20*time.Millisecond {
-		s := (fd * 7 / 10).Round(time.Millisecond)
-		add(fmt.Sprintf("fault duration %s → %s", fd, s), func(n *runner.Config) { n.FaultDuration = runner.Duration(s) })
+	// The fault's size: its length, or the setting that sizes it.
+	size := "fault-duration"
+	if f, err := faults.Lookup(c.Faults[0]); err == nil && len(c.Faults) == 1 {
+		size = faults.SizeOf(f)
+	}
+	if set, ok := runner.SettingByFlag(size); ok {
+		if d, err := time.ParseDuration(set.Value(&c).String()); err == nil && d >= 20*time.Millisecond {
+			s := (d * 7 / 10).Round(time.Millisecond)
+			add(fmt.Sprintf("%s %s → %s", size, d, s), func(n *runner.Config) { _ = set.Value(n).Set(s.String()) })
+		}
 	}
 	return out
 }

@@ -18,8 +18,8 @@ type Knobs struct {
 	Fault  string `json:"fault"`
 	Target string `json:"target,omitempty"` // "" is the fault's default
 	Moment string `json:"moment"`
-	// FaultLen is the fault's length (a pause, a delay, a restart's
-	// downtime) in TTLs.
+	// FaultLen is the fault's size in TTLs: a pause's or a restart's
+	// length, a request's delay, a clock jump.
 	FaultLen float64 `json:"fault_len_ttl"`
 	// Hold is the shortest critical section in TTLs; HoldSpread makes the
 	// longest Hold×(1+HoldSpread).
@@ -149,6 +149,16 @@ func (k Knobs) Config(base runner.Config, seed int64) runner.Config {
 	c.FaultTarget = k.Target
 	c.FaultMoment = k.Moment
 	c.FaultDuration = max(ratio(k.FaultLen), runner.Duration(10*time.Millisecond))
+	// A fault whose size is another setting (a request's delay, a clock
+	// jump) gets the same magnitude there.
+	if f, err := faults.Lookup(k.Fault); err == nil {
+		if size := faults.SizeOf(f); size != "fault-duration" {
+			if s, ok := runner.SettingByFlag(size); ok {
+				_ = s.Value(&c).Set(time.Duration(c.FaultDuration).String())
+			}
+		}
+	}
+	c.Jitter = min(c.Jitter, c.Latency)
 	c.HoldMin = ratio(k.Hold)
 	c.HoldMax = ratio(k.Hold * (1 + k.HoldSpread))
 	if k.IOLong {
@@ -156,7 +166,9 @@ func (k Knobs) Config(base runner.Config, seed int64) runner.Config {
 	}
 	c.AcquireTimeout = max(c.AcquireTimeout, c.FaultDuration+runner.Duration(2*ttl))
 	c.Clients, c.Keys, c.Seed = k.Clients, k.Keys, seed
-	c.FaultInterval = runner.Duration(ttl)
+	// Quiet time between strikes: at least a TTL and at least a strike, so
+	// the lock recovers between them.
+	c.FaultInterval = max(runner.Duration(ttl), c.FaultDuration)
 	cycle := time.Duration(c.FaultDuration+c.HoldMax) + 2*ttl
 	c.Duration = runner.Duration(min(20*time.Second, max(8*time.Second, 3*cycle)).Round(time.Second))
 	return c

@@ -11,6 +11,7 @@ func init() { Register(clockBump{}) }
 type clockBump struct{ serverClock }
 
 func (clockBump) Name() string { return "clock-bump" }
+func (clockBump) Size() string { return "clock-delta" }
 func (clockBump) Description() string {
 	return "jump servers' wall clocks by --clock-delta (default +2×TTL) for the fault duration (redis only)"
 }

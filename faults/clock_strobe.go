@@ -19,6 +19,7 @@ const strobePeriod = 50 * time.Millisecond
 type clockStrobe struct{ serverClock }
 
 func (clockStrobe) Name() string { return "clock-strobe" }
+func (clockStrobe) Size() string { return "clock-delta" }
 func (clockStrobe) Description() string {
 	return "flip servers' wall clocks between true time and --clock-delta every 50ms for the fault duration (redis only)"
 }

@@ -85,6 +85,24 @@ type Clients interface {
 	SetClock(i int, offset time.Duration, rate float64) error
 }
 
+// Sized is implemented by faults whose size is a setting other than their
+// length (--fault-duration): the delay a request gets, how far a clock
+// jumps. Size names that setting's flag, so a search or a sweep of a
+// fault's magnitude turns the knob that matters and leaves the others at
+// their defaults.
+type Sized interface {
+	Size() string
+}
+
+// SizeOf returns the flag of the setting that sizes f: its Size, or
+// fault-duration.
+func SizeOf(f Fault) string {
+	if s, ok := f.(Sized); ok {
+		return s.Size()
+	}
+	return "fault-duration"
+}
+
 // ServerClocks is implemented by faults that move servers' wall clocks:
 // their runs start every server under the clock shim.
 type ServerClocks interface {

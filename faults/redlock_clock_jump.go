@@ -15,6 +15,7 @@ func init() { Register(redlockClockJump{}) }
 type redlockClockJump struct{}
 
 func (redlockClockJump) Name() string { return "redlock-clock-jump" }
+func (redlockClockJump) Size() string { return "clock-delta" }
 func (redlockClockJump) Description() string {
 	return "cut the holder from 2 of 5 nodes; once it holds the other 3, jump one of them --clock-delta ahead for the fault duration"
 }
