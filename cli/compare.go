@@ -7,15 +7,20 @@ import (
 	"path/filepath"
 
 	"github.com/locktest/locktest/reports"
+	"github.com/locktest/locktest/runner"
 )
 
 const compareUsage = `usage: locktest compare [flags] <run dir | store dir | suite output dir>...
 
-Compares stored runs as a matrix of designs × faults: verdict, lost updates,
-time to first violation, acquire p50/p99, throughput, store commands per
-acquisition, time from a fault to the next acquisition. Prints the Markdown
-(fits a CI job summary) and writes compare.html, compare.png, compare.md and
-compare.json into --out. Starts no server.
+Compares stored runs as a matrix of designs × faults: verdict, runs unsafe
+with the 95% interval of the unsafe rate, lost updates, time to first
+violation, acquire p50/p99, throughput, store commands per acquisition, time
+from a fault to the next acquisition. A cell holds only runs whose settings
+are the same (seed, scenario name and check timeout aside); a fault run with
+other settings gets a column of its own, named by the settings that differ,
+e.g. "kill-node (persist)". Prints the Markdown (fits a CI job summary) and
+writes compare.html, compare.png, compare.md and compare.json into --out.
+Starts no server.
 
 flags:
 `
@@ -24,7 +29,7 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("locktest compare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	out := fs.String("out", "compare", "directory to write compare.html, .png, .md and .json into")
-	latest := fs.Bool("latest", false, "only the newest run of each scenario (default: every run, figures are medians)")
+	latest := fs.Bool("latest", false, "only the newest run of each scenario (default: every run; a cell's figures are medians over its runs)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), compareUsage)
 		fs.PrintDefaults()
@@ -52,7 +57,7 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 	if *latest {
 		runs = reports.Latest(runs)
 	}
-	m := reports.NewMatrix(runs)
+	m := reports.NewMatrix(runs, runner.ComparedSettings())
 	m.Notes = notes
 	if err := reports.WriteComparison(*out, m); err != nil {
 		fmt.Fprintln(stderr, "locktest:", err)

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -88,10 +90,28 @@ func Latest(runs []Results) []Results {
 	return out
 }
 
-// Cell summarizes the runs of one design under one fault.
+// Setting is a knob of a run that changes what the run does (runner.Settings
+// says which). Runs that differ in one are never summarized together: a
+// verdict over persisted and unpersisted servers, or a median over two
+// TTLs, describes no run anyone made.
+type Setting struct {
+	// Name is the setting's key in the run's config.json.
+	Name string
+	// Flag spells the setting in column labels, as locktest run's option.
+	Flag string
+}
+
+// Cell summarizes the runs of one design under one fault with the same
+// settings.
 type Cell struct {
 	Design string `json:"design"`
 	Fault  string `json:"fault"`
+	// Variant names the settings that set these runs apart from the
+	// design's other runs under the fault ("persist"), if it has any.
+	Variant string `json:"variant,omitempty"`
+	// Settings are the runs' compared settings by name; unset ones ("",
+	// false) are left out.
+	Settings map[string]string `json:"settings,omitempty"`
 	// Outcome is unsafe if any run was, else unknown if any run was, else
 	// safe: one counterexample is enough.
 	Outcome  Outcome `json:"outcome"`
@@ -100,6 +120,11 @@ type Cell struct {
 	Unsafe   int     `json:"unsafe_runs"`
 	Unknown  int     `json:"unknown_runs"`
 	Workload string  `json:"workload"`
+	// UnsafeLow and UnsafeHigh bound the rate of unsafe runs among the
+	// decided ones (95% Wilson interval): two runs out of two say less
+	// than twenty out of twenty, and the bounds say how much less.
+	UnsafeLow  float64 `json:"unsafe_rate_low"`
+	UnsafeHigh float64 `json:"unsafe_rate_high"`
 	// MutexUnsafe counts runs in which two clients believed they held the
 	// lock at once: for a fenced design the data can be safe regardless.
 	MutexUnsafe int `json:"mutex_unsafe_runs"`
@@ -124,57 +149,187 @@ type Cell struct {
 	Dirs    []string `json:"dirs"`
 }
 
-// Matrix is the comparison of designs (rows) under faults (columns).
+// Matrix is the comparison of designs (rows) under faults (columns). A
+// fault has a column for each variant some design ran it with.
 type Matrix struct {
 	Designs []string `json:"designs"`
-	Faults  []string `json:"faults"`
+	Columns []Column `json:"columns"`
 	Cells   []Cell   `json:"cells"`
 	Notes   []string `json:"notes,omitempty"`
 }
 
-// NewMatrix groups runs by design and fault. When the runs mix workloads
-// the design label names the workload too, since a verdict means different
-// things for each.
-func NewMatrix(runs []Results) Matrix {
+// NewMatrix groups runs by design, fault and the values of settings. When
+// the runs mix workloads the design label names the workload too, since a
+// verdict means different things for each. When a design ran a fault
+// with several setting groups, each gets its own column, labelled by the
+// settings in which the groups differ.
+func NewMatrix(runs []Results, settings []Setting) Matrix {
 	workloads := map[string]bool{}
 	for _, r := range runs {
 		workloads[r.Workload] = true
 	}
-	type key struct{ design, fault string }
-	groups := map[key][]Results{}
-	var m Matrix
-	designs, faults := map[string]bool{}, map[string]bool{}
+	type pair struct{ design, fault string }
+	type group struct {
+		values []string
+		runs   []Results
+	}
+	groups := map[pair][]*group{}
+	var pairs []pair
 	for _, r := range runs {
-		k := key{r.Impl, strings.Join(r.Faults, "+")}
+		k := pair{r.Impl, strings.Join(r.Faults, "+")}
 		if len(workloads) > 1 {
 			k.design += " (" + r.Workload + ")"
 		}
-		groups[k] = append(groups[k], r)
-		if !designs[k.design] {
-			designs[k.design] = true
-			m.Designs = append(m.Designs, k.design)
+		values := settingValues(r, settings)
+		i := slices.IndexFunc(groups[k], func(g *group) bool { return slices.Equal(g.values, values) })
+		if i < 0 {
+			if len(groups[k]) == 0 {
+				pairs = append(pairs, k)
+			}
+			groups[k] = append(groups[k], &group{values: values})
+			i = len(groups[k]) - 1
 		}
-		if !faults[k.fault] {
-			faults[k.fault] = true
-			m.Faults = append(m.Faults, k.fault)
-		}
+		groups[k][i].runs = append(groups[k][i].runs, r)
 	}
-	sort.Strings(m.Designs)
-	sort.Slice(m.Faults, func(i, j int) bool {
-		a, b := m.Faults[i], m.Faults[j]
-		if (a == "none") != (b == "none") {
-			return a == "none" // the control column first
+	var m Matrix
+	for _, k := range pairs {
+		gs := groups[k]
+		values := make([][]string, len(gs))
+		for i, g := range gs {
+			values[i] = g.values
 		}
-		return a < b
-	})
-	for _, d := range m.Designs {
-		for _, f := range m.Faults {
-			if rs := groups[key{d, f}]; len(rs) > 0 {
-				m.Cells = append(m.Cells, newCell(d, f, rs))
+		for i, g := range gs {
+			c := newCell(k.design, k.fault, g.runs)
+			c.Variant = variant(settings, values, i)
+			c.Settings = map[string]string{}
+			for j, s := range settings {
+				if v := g.values[j]; v != "" {
+					c.Settings[s.Name] = v
+				}
+			}
+			m.Cells = append(m.Cells, c)
+			if !slices.Contains(m.Designs, k.design) {
+				m.Designs = append(m.Designs, k.design)
+			}
+			if !slices.Contains(m.Columns, c.Column()) {
+				m.Columns = append(m.Columns, c.Column())
 			}
 		}
 	}
+	sort.Strings(m.Designs)
+	sort.Slice(m.Columns, func(i, j int) bool {
+		a, b := m.Columns[i], m.Columns[j]
+		if (a.Fault == "none") != (b.Fault == "none") {
+			return a.Fault == "none" // the control column first
+		}
+		if a.Fault != b.Fault {
+			return a.Fault < b.Fault
+		}
+		return a.Variant < b.Variant // the plain variant first
+	})
+	sort.SliceStable(m.Cells, func(i, j int) bool {
+		a, b := m.Cells[i], m.Cells[j]
+		if a.Design != b.Design {
+			return a.Design < b.Design
+		}
+		return slices.Index(m.Columns, a.Column()) < slices.Index(m.Columns, b.Column())
+	})
 	return m
+}
+
+// settingValues are the run's values of settings, as text: the key's
+// JSON value, a string unquoted, a list joined by commas, and "" for a
+// setting that is unset (absent, "", false or null), so that a run
+// written before a setting existed groups with runs that leave it unset.
+func settingValues(r Results, settings []Setting) []string {
+	var cfg map[string]json.RawMessage
+	if data, err := json.Marshal(r.Config); err == nil {
+		_ = json.Unmarshal(data, &cfg) // a config that is no object sets nothing
+	}
+	out := make([]string, len(settings))
+	for i, s := range settings {
+		var v any
+		if err := json.Unmarshal(cfg[s.Name], &v); err != nil {
+			continue
+		}
+		switch v := v.(type) {
+		case string:
+			out[i] = v
+		case bool:
+			if v {
+				out[i] = "true"
+			}
+		case []any:
+			parts := make([]string, len(v))
+			for j, e := range v {
+				parts[j] = fmt.Sprint(e)
+			}
+			out[i] = strings.Join(parts, ",")
+		case nil:
+		default:
+			out[i] = string(cfg[s.Name])
+		}
+	}
+	return out
+}
+
+// variant names setting group i of a design under a fault by the
+// settings in which values (all the groups' values, in settings order)
+// differ: "persist" for a flag that is on, nothing for one that is off,
+// "ttl=2s" for others, and a -min/-max pair as one range, "hold=1.5s–1.8s".
+// One group alone needs no name.
+func variant(settings []Setting, values [][]string, i int) string {
+	differs := func(j int) bool {
+		return slices.ContainsFunc(values, func(vs []string) bool { return vs[j] != values[0][j] })
+	}
+	var parts []string
+	for j, s := range settings {
+		v := values[i][j]
+		if base, ok := strings.CutSuffix(s.Flag, "-min"); ok {
+			if k := slices.IndexFunc(settings, func(t Setting) bool { return t.Flag == base+"-max" }); k >= 0 {
+				if differs(j) || differs(k) {
+					parts = append(parts, base+"="+rangeText(v, values[i][k]))
+				}
+				continue
+			}
+		}
+		if base, ok := strings.CutSuffix(s.Flag, "-max"); ok && slices.ContainsFunc(settings, func(t Setting) bool { return t.Flag == base+"-min" }) {
+			continue // said with its -min
+		}
+		switch {
+		case !differs(j) || v == "":
+		case v == "true":
+			parts = append(parts, s.Flag)
+		default:
+			parts = append(parts, s.Flag+"="+v)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Column is a fault, or a variant of it: the fault run with settings that
+// differ from a design's other runs of it.
+type Column struct {
+	Fault   string `json:"fault"`
+	Variant string `json:"variant,omitempty"`
+}
+
+// String is the column's heading: "kill-node (persist)".
+func (c Column) String() string {
+	if c.Variant == "" {
+		return c.Fault
+	}
+	return c.Fault + " (" + c.Variant + ")"
+}
+
+// Column is the column the cell sits in.
+func (c Cell) Column() Column { return Column{c.Fault, c.Variant} }
+
+func rangeText(lo, hi string) string {
+	if lo == hi {
+		return lo
+	}
+	return lo + "–" + hi
 }
 
 func newCell(design, fault string, rs []Results) Cell {
@@ -222,6 +377,7 @@ func newCell(design, fault string, rs []Results) Cell {
 	default:
 		c.Outcome = Safe
 	}
+	c.UnsafeLow, c.UnsafeHigh = wilson(c.Unsafe, c.Safe+c.Unsafe)
 	c.AcquireP50Ms, c.AcquireP99Ms = median(p50), median(p99)
 	c.Throughput, c.CommandsPerAcquisition = median(tput), median(cmds)
 	if len(rec) > 0 {
@@ -239,6 +395,22 @@ func (r Results) decider() checker.Result {
 	return r.Checks.Resource
 }
 
+// wilson is the 95% Wilson score interval of a rate seen k times in n
+// trials. Unlike k/n ± 1.96 standard errors it stays within [0, 1] and
+// is not a single point at k = 0 or k = n, which is where a handful of
+// runs usually lands. No trial says nothing: [0, 1].
+func wilson(k, n int) (lo, hi float64) {
+	if n == 0 {
+		return 0, 1
+	}
+	const z = 1.959963984540054 // the 97.5th percentile of the normal distribution
+	nf, p := float64(n), float64(k)/float64(n)
+	d := 1 + z*z/nf
+	center := (p + z*z/(2*nf)) / d
+	half := z * math.Sqrt(p*(1-p)/nf+z*z/(4*nf*nf)) / d
+	return max(0, center-half), min(1, center+half)
+}
+
 func median(xs []float64) float64 {
 	if len(xs) == 0 {
 		return 0
@@ -251,35 +423,22 @@ func median(xs []float64) float64 {
 	return s[len(s)/2]
 }
 
-// Cell returns the cell of a design under a fault.
-func (m Matrix) Cell(design, fault string) (Cell, bool) {
+// Cell returns the cell of a design in a column.
+func (m Matrix) Cell(design string, column Column) (Cell, bool) {
 	for _, c := range m.Cells {
-		if c.Design == design && c.Fault == fault {
+		if c.Design == design && c.Column() == column {
 			return c, true
 		}
 	}
 	return Cell{}, false
 }
 
-// Lines says a cell in short lines, shared by every format.
+// Lines says a cell in short lines, shared by every format: the verdict,
+// its safety facts, then the performance figures.
 func (c Cell) Lines() []string {
-	verdict := string(c.Outcome)
-	if c.Runs > 1 {
-		verdict += fmt.Sprintf(" (%d/%d runs)", map[Outcome]int{Safe: c.Safe, Unsafe: c.Unsafe, Undecided: c.Unknown}[c.Outcome], c.Runs)
-	}
-	lines := []string{verdict}
-	var v string
-	if c.Workload == "counter" || c.LostUpdates > 0 {
-		v = fmt.Sprintf("%d lost", c.LostUpdates)
-	}
-	if c.FirstViolationS != nil {
-		v = strings.TrimPrefix(v+fmt.Sprintf(", first at %.1f s", *c.FirstViolationS), ", ")
-	}
-	if c.Outcome == Safe && c.MutexUnsafe > 0 {
-		v = strings.TrimPrefix(v+", two holders seen", ", ")
-	}
-	if v != "" {
-		lines = append(lines, v)
+	lines := []string{string(c.Outcome)}
+	for _, phrases := range c.safetyFacts() {
+		lines = append(lines, strings.Join(phrases, ", "))
 	}
 	lines = append(lines,
 		fmt.Sprintf("acquire p50 %s / p99 %s", fmtMs(c.AcquireP50Ms), fmtMs(c.AcquireP99Ms)),
@@ -297,6 +456,36 @@ func (c Cell) Lines() []string {
 	return lines
 }
 
+// safetyFacts say how safe the cell's runs were, as groups of short
+// phrases: how many runs were unsafe and the 95% interval of the rate;
+// the lost updates, the first violation and holders the data survived.
+// A line of a table joins a group with commas; the chart, short of room,
+// gives each phrase a line.
+func (c Cell) safetyFacts() [][]string {
+	rate := []string{"no run decided"}
+	if n := c.Safe + c.Unsafe; n > 0 {
+		rate = []string{fmt.Sprintf("%d/%d runs unsafe", c.Unsafe, n),
+			fmt.Sprintf("95%% CI %.0f–%.0f%%", 100*c.UnsafeLow, 100*c.UnsafeHigh)}
+	}
+	if c.Unknown > 0 {
+		rate = append(rate, fmt.Sprintf("%d unknown", c.Unknown))
+	}
+	var v []string
+	if c.Workload == "counter" || c.LostUpdates > 0 {
+		v = append(v, fmt.Sprintf("%d lost", c.LostUpdates))
+	}
+	if c.FirstViolationS != nil {
+		v = append(v, fmt.Sprintf("first at %.1f s", *c.FirstViolationS))
+	}
+	if c.Outcome == Safe && c.MutexUnsafe > 0 {
+		v = append(v, "two holders seen")
+	}
+	if len(v) == 0 {
+		return [][]string{rate}
+	}
+	return [][]string{rate, v}
+}
+
 func fmtMs(ms float64) string {
 	switch {
 	case ms >= 1000:
@@ -310,14 +499,26 @@ func fmtMs(ms float64) string {
 
 var outcomeMark = map[Outcome]string{Safe: "✅", Unsafe: "❌", Undecided: "❔"}
 
+// cellLegend explains a cell, under every format's table.
+const cellLegend = "Each cell: verdict of the check the workload decides by; runs unsafe of the runs decided, with the 95% " +
+	"(Wilson) interval of the unsafe rate; lost updates and the time of the first violation; acquire latency p50/p99; " +
+	"acquisitions per second and store commands per acquisition; median time from a fault (holder paused or killed) " +
+	"to the next acquisition by another client. A cell holds only runs with the same settings (seeds aside); with " +
+	"several runs the figures are medians over them. A fault run with different settings has a column for each, " +
+	"named by the settings that differ."
+
 // Markdown writes the matrix as a table that fits a CI job summary.
 func (m Matrix) Markdown(w io.Writer) {
-	fmt.Fprintf(w, "## locktest: %d design(s) × %d fault(s)\n\n", len(m.Designs), len(m.Faults))
-	fmt.Fprintf(w, "| design \\ fault | %s |\n|---|%s\n", strings.Join(m.Faults, " | "), strings.Repeat("---|", len(m.Faults)))
+	fmt.Fprintf(w, "## locktest: %d design(s) × %d fault column(s)\n\n", len(m.Designs), len(m.Columns))
+	heads := make([]string, len(m.Columns))
+	for i, col := range m.Columns {
+		heads[i] = col.String()
+	}
+	fmt.Fprintf(w, "| design \\ fault | %s |\n|---|%s\n", strings.Join(heads, " | "), strings.Repeat("---|", len(m.Columns)))
 	for _, d := range m.Designs {
 		fmt.Fprintf(w, "| **%s** |", d)
-		for _, f := range m.Faults {
-			c, ok := m.Cell(d, f)
+		for _, col := range m.Columns {
+			c, ok := m.Cell(d, col)
 			if !ok {
 				fmt.Fprint(w, " — |")
 				continue
@@ -328,14 +529,11 @@ func (m Matrix) Markdown(w io.Writer) {
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintln(w, "\nEach cell: verdict of the check the workload decides by; lost updates and the time of the first violation; "+
-		"acquire latency p50/p99; acquisitions per second and store commands per acquisition; "+
-		"median time from a fault (holder paused or killed) to the next acquisition by another client. "+
-		"With several runs, the figures are medians over runs.")
+	fmt.Fprintln(w, "\n"+cellLegend)
 	var repro []string
 	for _, c := range m.Cells {
 		if c.Outcome != Safe {
-			repro = append(repro, fmt.Sprintf("- %s under %s (%s): `%s`", c.Design, c.Fault, c.Outcome, c.Command))
+			repro = append(repro, fmt.Sprintf("- %s under %s (%s): `%s`", c.Design, c.Column(), c.Outcome, c.Command))
 		}
 	}
 	if len(repro) > 0 {
@@ -360,7 +558,7 @@ func WriteComparison(dir string, m Matrix) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("write comparison: %w", err)
 	}
-	png, err := m.chart().render("png")
+	ch, err := m.chart()
 	if err != nil {
 		return fmt.Errorf("write comparison: %w", err)
 	}
@@ -369,10 +567,10 @@ func WriteComparison(dir string, m Matrix) error {
 		return fmt.Errorf("write comparison: %w", err)
 	}
 	errs := []error{
-		os.WriteFile(filepath.Join(dir, ComparePNG), png, 0o644),
+		os.WriteFile(filepath.Join(dir, ComparePNG), ch.png, 0o644),
 		os.WriteFile(filepath.Join(dir, CompareJSON), append(data, '\n'), 0o644),
 		writeFile(filepath.Join(dir, CompareMarkdown), func(w io.Writer) error { m.Markdown(w); return nil }),
-		writeFile(filepath.Join(dir, CompareHTML), func(w io.Writer) error { return m.html(w, dir, png) }),
+		writeFile(filepath.Join(dir, CompareHTML), func(w io.Writer) error { return m.html(w, dir, ch) }),
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("write comparison: %w", err)

@@ -1,18 +1,24 @@
 package reports
 
 import (
+	"bytes"
 	"encoding/base64"
+	"fmt"
 	"html/template"
 	"image/color"
 	"io"
+	"math"
 	"net/url"
 	"path/filepath"
 	"strings"
 
 	xfont "golang.org/x/image/font"
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 )
 
 var outcomeFill = map[Outcome]color.Color{
@@ -21,65 +27,183 @@ var outcomeFill = map[Outcome]color.Color{
 	Undecided: color.RGBA{R: 250, G: 228, B: 170, A: 255},
 }
 
-// chart draws the matrix: a colored tile per design and fault, with the
-// cell's lines written in it.
-func (m Matrix) chart() *figure {
-	w := 190 + 230*float64(len(m.Faults))
-	h := 90 + 105*float64(len(m.Designs))
-	f := newFigure("Designs under faults", "", w, h, 0)
-	f.p.X.Label.Text = "fault"
-	f.p.NominalX(m.Faults...)
-	// Designs top to bottom in the order of the tables.
-	rev := make([]string, len(m.Designs))
-	for i, d := range m.Designs {
-		rev[len(m.Designs)-1-i] = d
+// The chart is laid out in CSS pixels (px) and rendered at chartScale
+// times that, so that it stays sharp on a high-density screen; the page
+// shows it at its CSS size and never scales it down, so its smallest text
+// (chartSmall) is that many pixels high wherever it is read.
+const (
+	chartScale  = 2
+	chartSmall  = 12.0 // px: the figures in a tile, the settings of a column, the footnote
+	chartLabel  = 13.0 // px: faults and designs
+	chartBig    = 14.0 // px: the verdict
+	chartTitle  = 16.0 // px
+	chartMargin = 12.0
+	chartPad    = 10.0 // inside a tile
+	chartGap    = 4.0  // between tiles
+)
+
+// chartFace is the chart's one typeface, sans-serif like the page's.
+var chartFace = font.Font{Typeface: "Liberation", Variant: "Sans"}
+
+func chartStyle(sizePx float64, bold bool) text.Style {
+	f := chartFace
+	if bold {
+		f.Weight = xfont.WeightBold
 	}
-	f.p.NominalY(rev...)
-	f.p.X.Min, f.p.X.Max = -0.5, float64(len(m.Faults))-0.5
-	f.p.Y.Min, f.p.Y.Max = -0.5, float64(len(m.Designs))-0.5
-	f.p.X.Padding, f.p.Y.Padding = 0, 0
-	f.p.Y.Tick.Label.Font.Size = vg.Points(10)
-	f.p.X.Tick.Label.Font.Size = vg.Points(10)
-	f.p.Add(&tiles{m: m})
-	for _, o := range []Outcome{Safe, Unsafe, Undecided} {
-		f.addLegend(string(o), swatch{outcomeFill[o]})
-	}
-	return f
+	return text.Style{Color: color.Black, Font: font.From(f, px(sizePx)), Handler: plot.DefaultTextHandler,
+		XAlign: draw.XLeft, YAlign: draw.YTop}
 }
 
-type tiles struct{ m Matrix }
+// lineHeight is the advance from one line of sty to the next, in px.
+func lineHeight(sty text.Style) float64 { return float64(sty.Font.Size/px(1)) * 1.3 }
 
-func (t *tiles) Plot(c draw.Canvas, p *plot.Plot) {
-	trX, trY := p.Transforms(&c)
-	sty := textStyle(vg.Points(8.5), color.Black)
-	sty.XAlign, sty.YAlign = draw.XCenter, draw.YCenter
-	bold := sty
-	bold.Font.Size = vg.Points(11)
-	bold.Font.Weight = xfont.WeightBold
-	row := map[string]float64{}
-	for i, d := range t.m.Designs {
-		row[d] = float64(len(t.m.Designs) - 1 - i)
+func widthPx(sty text.Style, s string) float64 { return float64(sty.Width(s) / px(1)) }
+
+// chart is the matrix drawn as a grid: a tile per design and fault
+// column, colored by its verdict and holding the verdict and the cell's
+// safety facts, a phrase a line, so that columns stay narrow enough for a
+// laptop screen; compare.html's table has the rest.
+type chart struct {
+	png           []byte
+	width, height int // CSS pixels
+}
+
+// chartLabelMax is the width, in px, past which a design label wraps.
+const chartLabelMax = 160.0
+
+func (m Matrix) chart() (chart, error) {
+	title, label, small, big := chartStyle(chartTitle, true), chartStyle(chartLabel, true), chartStyle(chartSmall, false), chartStyle(chartBig, true)
+	widest := func(sty text.Style, lines []string) float64 {
+		w := 0.0
+		for _, l := range lines {
+			w = max(w, widthPx(sty, l))
+		}
+		return w
 	}
-	for i, fault := range t.m.Faults {
-		for _, d := range t.m.Designs {
-			x, y := float64(i), row[d]
-			x0, x1, y0, y1 := trX(x-0.48), trX(x+0.48), trY(y-0.46), trY(y+0.46)
-			cell, ok := t.m.Cell(d, fault)
+	// The left margin holds the longest design label.
+	designs := make([][]string, len(m.Designs))
+	left, rowH := 0.0, 0.0
+	for i, d := range m.Designs {
+		designs[i] = wrap(label, d, chartLabelMax)
+		left = max(left, widest(label, designs[i]))
+		rowH = max(rowH, float64(len(designs[i]))*lineHeight(label))
+	}
+	left += chartMargin + chartPad
+	// Each column is as wide as its widest phrase; the fault's name wraps
+	// at a hyphen to fit, but never more narrowly than its longest part.
+	type column struct {
+		fault, variant []string
+		width          float64
+	}
+	cols := make([]column, len(m.Columns))
+	headH := 0.0
+	for i, col := range m.Columns {
+		var variant []string
+		if col.Variant != "" {
+			variant = strings.Split(col.Variant, ", ")
+		}
+		w := widest(small, variant)
+		for _, d := range m.Designs {
+			c, ok := m.Cell(d, col)
 			if !ok {
-				c.FillPolygon(color.Gray{Y: 240}, box(x0, x1, y0, y1))
-				c.FillText(sty, vg.Point{X: trX(x), Y: trY(y)}, "not run")
 				continue
 			}
-			c.FillPolygon(outcomeFill[cell.Outcome], box(x0, x1, y0, y1))
-			lines := cell.Lines()
-			// The verdict in bold, the figures centered under it.
-			lineH := sty.Height("X") * 1.15
-			rest := vg.Length(len(lines) - 1)
-			top := trY(y) + (lineH*1.4+lineH*rest)/2
-			c.FillText(bold, vg.Point{X: trX(x), Y: top - lineH*0.7}, strings.ToUpper(lines[0]))
-			c.FillText(sty, vg.Point{X: trX(x), Y: top - lineH*1.4 - lineH*rest/2}, strings.Join(lines[1:], "\n"))
+			lines := c.chartLines()
+			w = max(w, widthPx(big, lines[0]), widest(small, lines[1:]))
+			rowH = max(rowH, lineHeight(big)+float64(len(lines)-1)*lineHeight(small))
+		}
+		fault := wrap(label, col.Fault, w)
+		cols[i] = column{fault: fault, variant: variant, width: max(w, widest(label, fault)) + 2*chartPad}
+		headH = max(headH, float64(len(fault))*lineHeight(label)+float64(len(variant))*lineHeight(small))
+	}
+	rowH += 2 * chartPad
+	headH += chartGap
+	width := left
+	for _, c := range cols {
+		width += c.width + chartGap
+	}
+	width += chartMargin
+	note := wrap(small, "Each tile: the verdict; runs unsafe of the runs decided and the 95% confidence interval of the "+
+		"unsafe rate; lost updates and the first violation. Latency, throughput and recovery: compare.html, compare.md.",
+		width-2*chartMargin)
+	titleH := lineHeight(title) + chartGap
+	// Whole CSS pixels, so that the PNG is exactly chartScale times the size
+	// the page shows it at.
+	width = math.Ceil(width)
+	height := math.Ceil(chartMargin + titleH + headH + float64(len(m.Designs))*(rowH+chartGap) + chartGap +
+		float64(len(note))*lineHeight(small) + chartMargin)
+
+	cv := vgimg.NewWith(vgimg.UseWH(px(width), px(height)), vgimg.UseDPI(dpi*chartScale))
+	c := draw.New(cv)
+	c.FillPolygon(color.White, box(0, px(width), 0, px(height)))
+	// text writes lines from (x, y), the top left in px, and returns the
+	// y under them.
+	text := func(sty text.Style, x, y float64, lines ...string) float64 {
+		for _, l := range lines {
+			c.FillText(sty, vg.Point{X: px(x), Y: px(height - y)}, l)
+			y += lineHeight(sty)
+		}
+		return y
+	}
+	y := text(title, chartMargin, chartMargin, "Designs under faults") + chartGap
+	x := left
+	for _, col := range cols {
+		text(small, x+chartPad, text(label, x+chartPad, y, col.fault...), col.variant...)
+		x += col.width + chartGap
+	}
+	y += headH
+	for i, d := range m.Designs {
+		text(label, chartMargin, y+(rowH-float64(len(designs[i]))*lineHeight(label))/2, designs[i]...)
+		x := left
+		for j, col := range m.Columns {
+			tile := box(px(x), px(x+cols[j].width), px(height-y), px(height-y-rowH))
+			if cell, ok := m.Cell(d, col); ok {
+				c.FillPolygon(outcomeFill[cell.Outcome], tile)
+				lines := cell.chartLines()
+				text(small, x+chartPad, text(big, x+chartPad, y+chartPad, lines[0]), lines[1:]...)
+			} else {
+				c.FillPolygon(color.Gray{Y: 240}, tile)
+				text(small, x+chartPad, y+chartPad, "not run")
+			}
+			x += cols[j].width + chartGap
+		}
+		y += rowH + chartGap
+	}
+	text(small, chartMargin, y+chartGap, note...)
+	var buf bytes.Buffer
+	if _, err := (vgimg.PngCanvas{Canvas: cv}).WriteTo(&buf); err != nil {
+		return chart{}, fmt.Errorf("draw the comparison chart: %w", err)
+	}
+	return chart{png: buf.Bytes(), width: int(width), height: int(height)}, nil
+}
+
+// chartLines are what a tile says: the verdict, then a line for each
+// safety fact.
+func (c Cell) chartLines() []string {
+	lines := []string{strings.ToUpper(string(c.Outcome))}
+	for _, phrases := range c.safetyFacts() {
+		lines = append(lines, phrases...)
+	}
+	return lines
+}
+
+// wrap breaks s into lines of sty no wider than width px where it can,
+// after a space or a hyphen.
+func wrap(sty text.Style, s string, width float64) []string {
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(s) {
+		sep := " " // before a word; none before the rest of a hyphenated one
+		for part := range strings.SplitAfterSeq(word, "-") {
+			next := strings.TrimPrefix(line+sep+part, " ")
+			sep = ""
+			if line != "" && widthPx(sty, next) > width {
+				lines, next = append(lines, line), part
+			}
+			line = next
 		}
 	}
+	return append(lines, line)
 }
 
 var compareTmpl = template.Must(template.New("compare").Parse(`<!DOCTYPE html>
@@ -87,18 +211,17 @@ var compareTmpl = template.Must(template.New("compare").Parse(`<!DOCTYPE html>
 <style>
 body { font: 14px/1.45 system-ui, sans-serif; margin: 1.5em auto; max-width: 1280px; padding: 0 1em; color: #222; }
 table { border-collapse: collapse; } td, th { border: 1px solid #ccc; padding: .4em .6em; vertical-align: top; }
-th { background: #f4f4f4; } .safe { background: #e3f4e5; } .unsafe { background: #fbe2e2; } .unknown { background: #fff3d6; }
-td small { color: #444; } img { max-width: 100%; border: 1px solid #ddd; } code { font-size: 12px; background: #f4f4f4; }
+th { background: #f4f4f4; } th small { font-weight: normal; } .safe { background: #e3f4e5; } .unsafe { background: #fbe2e2; } .unknown { background: #fff3d6; }
+small { font-size: 12px; } td small { color: #444; } code { font-size: 12px; background: #f4f4f4; }
+.wide { overflow-x: auto; } .wide img { max-width: none; border: 1px solid #ddd; }
 </style></head><body>
-<h1>locktest: {{len .M.Designs}} design(s) × {{len .M.Faults}} fault(s)</h1>
-<table><tr><th>design \ fault</th>{{range .M.Faults}}<th>{{.}}</th>{{end}}</tr>
-{{range $d := .M.Designs}}<tr><th>{{$d}}</th>{{range $f := $.M.Faults}}{{with $.Cell $d $f}}<td class="{{.Outcome}}"><b>{{index .Lines 0}}</b>{{range $i, $l := .Lines}}{{if $i}}<br><small>{{$l}}</small>{{end}}{{end}}
+<h1>locktest: {{len .M.Designs}} design(s) × {{len .M.Columns}} fault column(s)</h1>
+<div class="wide"><img src="{{.Chart}}" width="{{.ChartWidth}}" height="{{.ChartHeight}}" alt="designs under faults: each tile's verdict and unsafe rate"></div>
+<div class="wide"><table><tr><th>design \ fault</th>{{range .M.Columns}}<th>{{.Fault}}{{with .Variant}}<br><small>{{.}}</small>{{end}}</th>{{end}}</tr>
+{{range $d := .M.Designs}}<tr><th>{{$d}}</th>{{range $col := $.M.Columns}}{{with $.Cell $d $col}}<td class="{{.Outcome}}"><b>{{index .Lines 0}}</b>{{range $i, $l := .Lines}}{{if $i}}<br><small>{{$l}}</small>{{end}}{{end}}
 <br><small>{{range $i, $r := .Reports}}{{if $i}}, {{end}}<a href="{{$r}}">report</a>{{end}}</small></td>{{else}}<td>—</td>{{end}}{{end}}</tr>
-{{end}}</table>
-<p><small>Each cell: verdict of the check the workload decides by; lost updates and the time of the first violation; acquire latency p50/p99;
-acquisitions per second and store commands per acquisition; median time from a fault (holder paused or killed) to the next acquisition by
-another client. With several runs, figures are medians over runs.</small></p>
-<img src="{{.Chart}}" alt="matrix chart">
+{{end}}</table></div>
+<p><small>{{.Legend}}</small></p>
 {{with .Repro}}<h2>Reproduce</h2><ul>{{range .}}<li><code>{{.}}</code></li>{{end}}</ul>{{end}}
 {{range .M.Notes}}<p>⚠ {{.}}</p>{{end}}
 <p><small>Also: <a href="compare.json">compare.json</a>, <a href="compare.md">compare.md</a>, <a href="compare.png">compare.png</a>.</small></p>
@@ -110,15 +233,22 @@ type compareCell struct {
 	Reports []template.URL
 }
 
-type comparePage struct {
-	M     Matrix
-	Chart template.URL
-	Repro []string
-	cells map[[2]string]compareCell
+type cellKey struct {
+	design string
+	column Column
 }
 
-func (p comparePage) Cell(design, fault string) *compareCell {
-	c, ok := p.cells[[2]string{design, fault}]
+type comparePage struct {
+	M                       Matrix
+	Legend                  string
+	Chart                   template.URL
+	ChartWidth, ChartHeight int
+	Repro                   []string
+	cells                   map[cellKey]compareCell
+}
+
+func (p comparePage) Cell(design string, column Column) *compareCell {
+	c, ok := p.cells[cellKey{design, column}]
 	if !ok {
 		return nil
 	}
@@ -127,9 +257,9 @@ func (p comparePage) Cell(design, fault string) *compareCell {
 
 // html writes compare.html into dir; links to run reports are relative
 // to dir when possible, so the pair can be moved together.
-func (m Matrix) html(w io.Writer, dir string, png []byte) error {
-	p := comparePage{M: m, cells: map[[2]string]compareCell{},
-		Chart: template.URL("data:image/png;base64," + base64.StdEncoding.EncodeToString(png))}
+func (m Matrix) html(w io.Writer, dir string, ch chart) error {
+	p := comparePage{M: m, Legend: cellLegend, cells: map[cellKey]compareCell{}, ChartWidth: ch.width, ChartHeight: ch.height,
+		Chart: template.URL("data:image/png;base64," + base64.StdEncoding.EncodeToString(ch.png))}
 	absDir, _ := filepath.Abs(dir)
 	for _, c := range m.Cells {
 		cc := compareCell{Cell: c}
@@ -142,7 +272,7 @@ func (m Matrix) html(w io.Writer, dir string, png []byte) error {
 			}
 			cc.Reports = append(cc.Reports, template.URL(target))
 		}
-		p.cells[[2]string{c.Design, c.Fault}] = cc
+		p.cells[cellKey{c.Design, c.Column()}] = cc
 		if c.Outcome != Safe {
 			p.Repro = append(p.Repro, c.Command)
 		}

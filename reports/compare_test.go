@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"image/png"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -37,9 +40,9 @@ func TestNewMatrix(t *testing.T) {
 		run("redis-single", "none", checker.Valid, 0, nil, 1),
 		run("zk", "none", checker.Unknown, 0, nil, 1),
 	}
-	m := NewMatrix(runs)
-	if strings.Join(m.Designs, ",") != "redis-single,zk" || strings.Join(m.Faults, ",") != "none,pause-holder" {
-		t.Fatalf("designs %v faults %v", m.Designs, m.Faults)
+	m := NewMatrix(runs, testSettings)
+	if strings.Join(m.Designs, ",") != "redis-single,zk" || fmt.Sprint(m.Columns) != "[none pause-holder]" {
+		t.Fatalf("designs %v columns %v", m.Designs, m.Columns)
 	}
 	cases := []struct {
 		design, fault string
@@ -55,7 +58,7 @@ func TestNewMatrix(t *testing.T) {
 		{"zk", "none", Undecided, 1, 0, 0, 1, 0, 0},
 	}
 	for _, tc := range cases {
-		c, ok := m.Cell(tc.design, tc.fault)
+		c, ok := m.Cell(tc.design, Column{Fault: tc.fault})
 		if !ok {
 			t.Fatalf("no cell %s/%s", tc.design, tc.fault)
 		}
@@ -69,10 +72,10 @@ func TestNewMatrix(t *testing.T) {
 			t.Errorf("%s/%s: recovery %v never %d, want %v %d", tc.design, tc.fault, c.RecoveryMs, c.RecoveryNever, tc.recovery, tc.never)
 		}
 	}
-	if c, _ := m.Cell("redis-single", "pause-holder"); !strings.Contains(c.Command, "pause-holder") || c.Unsafe != 2 {
+	if c, _ := m.Cell("redis-single", Column{Fault: "pause-holder"}); !strings.Contains(c.Command, "pause-holder") || c.Unsafe != 2 {
 		t.Errorf("unsafe cell: command %q, %d unsafe runs", c.Command, c.Unsafe)
 	}
-	if _, ok := m.Cell("zk", "pause-holder"); ok {
+	if _, ok := m.Cell("zk", Column{Fault: "pause-holder"}); ok {
 		t.Error("a cell for a combination never run")
 	}
 
@@ -81,7 +84,8 @@ func TestNewMatrix(t *testing.T) {
 	for _, want := range []string{
 		"| design \\ fault | none | pause-holder |",
 		"| **zk** | ❔ **unknown**",
-		"❌ **unsafe (2/3 runs)**<br>5 lost, first at 2.5 s",
+		"❌ **unsafe**<br>2/3 runs unsafe, 95% CI 21–94%<br>5 lost, first at 2.5 s",
+		"❔ **unknown**<br>no run decided, 1 unknown",
 		"| — |",
 		"`locktest run --impl redis-single --fault pause-holder`",
 	} {
@@ -126,5 +130,153 @@ func TestLoadRuns(t *testing.T) {
 	}
 	if _, _, err := LoadRuns([]string{t.TempDir()}); err == nil {
 		t.Fatal("an empty directory gave no error")
+	}
+}
+
+// testSettings stand for runner.ComparedSettings, which this package
+// cannot import; compare_stored_test.go uses the real ones.
+var testSettings = []Setting{
+	{Name: "ttl", Flag: "ttl"}, {Name: "retry_min", Flag: "retry-min"},
+	{Name: "hold_min", Flag: "hold-min"}, {Name: "hold_max", Flag: "hold-max"}, {Name: "persist", Flag: "persist"},
+}
+
+func TestWilson(t *testing.T) {
+	// Textbook values of the 95% Wilson score interval, to 4 places.
+	cases := []struct {
+		k, n   int
+		lo, hi float64
+	}{
+		{0, 0, 0, 1},
+		{0, 1, 0, 0.7935},
+		{1, 1, 0.2065, 1},
+		{1, 2, 0.0945, 0.9055},
+		{5, 10, 0.2366, 0.7634},
+		{10, 10, 0.7225, 1},
+		{0, 20, 0, 0.1611},
+		{1, 29, 0.0061, 0.1718},
+		{15, 148, 0.0624, 0.1605},
+		{81, 263, 0.2553, 0.3662},
+	}
+	for _, tc := range cases {
+		lo, hi := wilson(tc.k, tc.n)
+		if math.Abs(lo-tc.lo) > 5e-5 || math.Abs(hi-tc.hi) > 5e-5 {
+			t.Errorf("wilson(%d, %d) = %.4f–%.4f, want %.4f–%.4f", tc.k, tc.n, lo, hi, tc.lo, tc.hi)
+		}
+	}
+}
+
+func TestVariant(t *testing.T) {
+	// values are in testSettings order: ttl, retry_min, hold_min, hold_max, persist.
+	cases := []struct {
+		name   string
+		values [][]string
+		want   []string
+	}{
+		{"one group", [][]string{{"1s", "20ms", "1s", "1.5s", ""}}, []string{""}},
+		{"a flag", [][]string{{"5s", "20ms", "1s", "1.5s", ""}, {"5s", "20ms", "1s", "1.5s", "true"}}, []string{"", "persist"}},
+		{"ttl and hold", [][]string{{"1s", "20ms", "20ms", "60ms", ""}, {"2s", "20ms", "1.5s", "1.8s", ""}},
+			[]string{"ttl=1s, hold=20ms–60ms", "ttl=2s, hold=1.5s–1.8s"}},
+		{"hold max alone", [][]string{{"1s", "20ms", "1s", "1s", ""}, {"1s", "20ms", "1s", "2s", ""}}, []string{"hold=1s", "hold=1s–2s"}},
+		{"a min without its max", [][]string{{"1s", "20ms", "1s", "2s", ""}, {"1s", "50ms", "1s", "2s", ""}},
+			[]string{"retry-min=20ms", "retry-min=50ms"}},
+	}
+	for _, tc := range cases {
+		for i := range tc.values {
+			if got := variant(testSettings, tc.values, i); got != tc.want[i] {
+				t.Errorf("%s: group %d is %q, want %q", tc.name, i, got, tc.want[i])
+			}
+		}
+	}
+}
+
+// TestNewMatrixKeepsSettingsApart: runs of one design under one fault
+// with different settings are two cells, each with its own verdict and
+// medians; runs that differ in nothing compared are one.
+func TestNewMatrixKeepsSettingsApart(t *testing.T) {
+	withConfig := func(r Results, cfg map[string]any) Results {
+		r.Config = cfg
+		return r
+	}
+	runs := []Results{
+		withConfig(run("redis-single", "kill-node", checker.Invalid, 4, ptr(3), 100), map[string]any{"ttl": "5s"}),
+		withConfig(run("redis-single", "kill-node", checker.Invalid, 2, ptr(2), 300), map[string]any{"ttl": "5s", "persist": false}),
+		withConfig(run("redis-single", "kill-node", checker.Valid, 0, nil, 20), map[string]any{"ttl": "5s", "persist": true}),
+		withConfig(run("redis-single", "none", checker.Valid, 0, nil, 1), map[string]any{"ttl": "5s"}),
+		withConfig(run("redlock", "kill-node", checker.Valid, 0, nil, 7), map[string]any{"ttl": "1s"}),
+	}
+	m := NewMatrix(runs, testSettings)
+	if got := fmt.Sprint(m.Columns); got != "[none kill-node kill-node (persist)]" {
+		t.Fatalf("columns %s", got)
+	}
+	plain, ok := m.Cell("redis-single", Column{Fault: "kill-node"})
+	if !ok || plain.Outcome != Unsafe || plain.Runs != 2 || plain.AcquireP99Ms != 200 {
+		t.Errorf("redis-single kill-node: %+v", plain)
+	}
+	persist, ok := m.Cell("redis-single", Column{Fault: "kill-node", Variant: "persist"})
+	if !ok || persist.Outcome != Safe || persist.Runs != 1 || persist.AcquireP99Ms != 20 || persist.Settings["persist"] != "true" {
+		t.Errorf("redis-single kill-node (persist): %+v", persist)
+	}
+	// redlock ran kill-node one way only: its column is the plain one.
+	if c, ok := m.Cell("redlock", Column{Fault: "kill-node"}); !ok || c.Settings["ttl"] != "1s" {
+		t.Errorf("redlock kill-node: %+v", c)
+	}
+}
+
+func TestWrap(t *testing.T) {
+	sty := chartStyle(chartLabel, true)
+	cases := []struct {
+		s     string
+		width float64
+		want  []string
+	}{
+		{"kill-node", 1000, []string{"kill-node"}},
+		{"slow-resource-write", widthPx(sty, "slow-resource-"), []string{"slow-resource-", "write"}},
+		{"redis-single-fenced (counter)", widthPx(sty, "redis-single-fenced"), []string{"redis-single-fenced", "(counter)"}},
+		// A part wider than the width stands alone rather than being cut.
+		{"redlock-clock-jump", 1, []string{"redlock-", "clock-", "jump"}},
+	}
+	for _, tc := range cases {
+		if got := wrap(sty, tc.s, tc.width); !slices.Equal(got, tc.want) {
+			t.Errorf("wrap(%q, %.0f) = %q, want %q", tc.s, tc.width, got, tc.want)
+		}
+	}
+}
+
+// TestComparisonChartShownAtSize: compare.html shows the chart at its CSS
+// size (the PNG is drawn at chartScale times it), so that text drawn at
+// chartSmall px is that large on the page; a column is wide enough for
+// the longest design label and every tile's text.
+func TestComparisonChartShownAtSize(t *testing.T) {
+	long := "a-design-with-a-rather-long-name"
+	m := NewMatrix([]Results{
+		run(long, "pause-holder", checker.Invalid, 3, ptr(4.5), 3000),
+		run("redis-single", "none", checker.Valid, 0, nil, 1),
+	}, testSettings)
+	dir := t.TempDir()
+	if err := WriteComparison(dir, m); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(dir, ComparePNG))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.DecodeConfig(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, CompareHTML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf(`width="%d" height="%d"`, img.Width/chartScale, img.Height/chartScale)
+	if !strings.Contains(string(page), want) {
+		t.Errorf("compare.html does not show the %dx%d chart at %s", img.Width, img.Height, want)
+	}
+	// The label and two tiles, side by side, fit in the chart.
+	label := widthPx(chartStyle(chartLabel, true), long)
+	tile := widthPx(chartStyle(chartSmall, false), "1/1 runs unsafe")
+	if float64(img.Width)/chartScale < label+2*tile {
+		t.Errorf("chart %d px wide at %dx: too narrow for a %.0f px label and two %.0f px tiles", img.Width, chartScale, label, tile)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/locktest/locktest/reports"
 )
 
 // Setting is one knob of a run. Settings is the only list of them: the
@@ -26,6 +28,11 @@ type Setting struct {
 	// Always: Command gives the setting even at its default, so that the
 	// command says what it runs.
 	Always bool
+	// Incidental: the setting does not change what the run does, only
+	// which of its schedules it draws (the seed), what it is called or
+	// how long its check may take; compare summarizes runs that differ
+	// in it together.
+	Incidental bool
 }
 
 // Settings are the knobs of a run, in the order the help lists them.
@@ -38,7 +45,7 @@ var Settings = []Setting{
 	{Flag: "fault", Field: "Faults", Arg: "FAULT,...", Always: true, Help: "faults to inject (locktest list faults)"},
 	{Flag: "clients", Field: "Clients", Always: true, Help: "number of client processes"},
 	{Flag: "keys", Field: "Keys", Help: "number of lock keys"},
-	{Flag: "seed", Field: "Seed", Always: true, Help: "seed of the fault schedule and client choices"},
+	{Flag: "seed", Field: "Seed", Always: true, Incidental: true, Help: "seed of the fault schedule and client choices"},
 	{Flag: "duration", Field: "Duration", Always: true, Help: "how long clients run before the final heal"},
 	{Flag: "ttl", Field: "TTL", Help: "lease TTL of the lock"},
 	{Flag: "acquire-timeout", Field: "AcquireTimeout", Help: "deadline of one acquire call"},
@@ -57,8 +64,8 @@ var Settings = []Setting{
 	{Flag: "clock-rate", Field: "ClockRate", Help: "how fast client-clock-skew makes a client's clock run (1: true speed)"},
 	{Flag: "persist", Field: "Persist", Help: "servers persist every write before acknowledging it, so kill-node restarts them with their data"},
 	{Flag: "backend", Field: "Backend", Help: "what runs the servers: local processes (default) or docker containers (locktest images build)"},
-	{Flag: "check-timeout", Field: "CheckTimeout", Help: "time limit of each porcupine check (then the verdict is unknown)"},
-	{Flag: "scenario", Field: "Scenario", Help: "name of the run in the store (default: impl_workload_faults)"},
+	{Flag: "check-timeout", Field: "CheckTimeout", Incidental: true, Help: "time limit of each porcupine check (then the verdict is unknown)"},
+	{Flag: "scenario", Field: "Scenario", Incidental: true, Help: "name of the run in the store (default: impl_workload_faults)"},
 	// Store says where the run is kept, not what it is: it has no Name,
 	// so neither config.json nor Command holds it.
 	{Flag: "store", Field: "Store", Arg: "DIR", Help: "directory runs are stored in"},
@@ -86,6 +93,18 @@ func (s Setting) Ptr(cfg *Config) any {
 
 // Value binds the setting to its field in cfg, as a flag.Value.
 func (s Setting) Value(cfg *Config) Value { return Value{s.Ptr(cfg)} }
+
+// ComparedSettings are the settings compare keeps runs apart by: every
+// stored one that is not incidental.
+func ComparedSettings() []reports.Setting {
+	var out []reports.Setting
+	for _, s := range Settings {
+		if s.Name() != "" && !s.Incidental {
+			out = append(out, reports.Setting{Name: s.Name(), Flag: s.Flag})
+		}
+	}
+	return out
+}
 
 // SettingByFlag returns the setting of --flag.
 func SettingByFlag(flag string) (Setting, bool) {

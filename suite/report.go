@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/locktest/locktest/reports"
+	"github.com/locktest/locktest/runner"
 )
 
 // Files a suite's --out directory holds besides runs/.
@@ -152,7 +153,7 @@ func (r Report) Write() error {
 		}
 	}
 	if runs, notes, err := reports.LoadRuns(dirs); err == nil {
-		m := reports.NewMatrix(runs)
+		m := reports.NewMatrix(runs, runner.ComparedSettings())
 		m.Notes = notes
 		errs = append(errs, reports.WriteComparison(r.Out, m))
 		fmt.Fprintln(&md)

@@ -225,7 +225,7 @@ func TestReports(t *testing.T) {
 			{"redis-single", "none", reports.Safe, false, false},
 		}
 		for _, tc := range cells {
-			c, ok := m.Cell(tc.design, tc.fault)
+			c, ok := m.Cell(tc.design, reports.Column{Fault: tc.fault})
 			if !ok {
 				t.Fatalf("no cell %s × %s in %s", tc.design, tc.fault, data)
 			}
@@ -237,7 +237,7 @@ func TestReports(t *testing.T) {
 				t.Errorf("%s × %s: no recovery time measured", tc.design, tc.fault)
 			}
 		}
-		if _, ok := m.Cell("redis-single-fenced", "none"); ok {
+		if _, ok := m.Cell("redis-single-fenced", reports.Column{Fault: "none"}); ok {
 			t.Error("a cell for a scenario never run")
 		}
 		f, err := os.Open(filepath.Join(out, reports.ComparePNG))
