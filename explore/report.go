@@ -174,6 +174,9 @@ func Print(w io.Writer, rep *Report) {
 				strings.Join(c.Targets, ","))
 		}
 	}
+	if rep.HoldCap > 0 {
+		fmt.Fprintf(w, "fault-free lost updates with longer critical sections: the workload alone outlived the lease; holds capped at %.2f×TTL\n", rep.HoldCap)
+	}
 	for f, why := range rep.Skipped {
 		fmt.Fprintf(w, "skipped   %s: %s\n", f, why)
 	}

@@ -52,6 +52,36 @@ type Trial struct {
 	Strikes []Strike `json:"strikes,omitempty"`
 	Error   string   `json:"error,omitempty"`
 	Command string   `json:"command,omitempty"`
+	// Control is the verdict of the same run with no fault, made when the
+	// trial lost updates: invalid means the fault was not needed.
+	Control checker.Verdict `json:"control,omitempty"`
+}
+
+func (t Trial) controlNote() string {
+	switch t.Control {
+	case "":
+		return ""
+	case checker.Invalid:
+		return "  (lost updates without the fault too: holds capped below this one)"
+	}
+	return "  (control without the fault: " + string(t.Control) + ")"
+}
+
+// control runs cfg again with no fault, same seed: did the fault cause
+// the lost updates, or would the workload have lost them anyway?
+func control(ctx context.Context, cfg runner.Resolved) checker.Verdict {
+	c := cfg.Config
+	c.Faults, c.FaultTarget, c.FaultMoment = []string{"none"}, "", ""
+	c.Scenario += "-control"
+	r, err := runner.Resolve(c)
+	if err != nil {
+		return checker.Unknown
+	}
+	res, err := runner.Run(ctx, r)
+	if err != nil {
+		return checker.Unknown
+	}
+	return res.Verdict
 }
 
 // score ranks trials of one fault for steering: a violation first, then
@@ -89,6 +119,9 @@ type Report struct {
 	Found    *Finding        `json:"found,omitempty"`
 	// FoundAfter is the search time until the violating trial ended.
 	FoundAfter float64 `json:"found_after_s,omitempty"`
+	// HoldCap is the longest critical section (in TTLs) the search kept
+	// drawing after trials lost updates without any fault; 0 if none did.
+	HoldCap float64 `json:"hold_cap_ttl,omitempty"`
 	// Interrupted: stopped by the user before the budget ran out.
 	Interrupted bool   `json:"interrupted,omitempty"`
 	Dir         string `json:"dir"`
@@ -118,15 +151,19 @@ func Explore(ctx context.Context, o Options) (*Report, error) {
 	}
 	rng := seed.Stream(o.Seed, seed.Explore, 0)
 	best := map[string]Trial{}
+	// holdHi falls when a violation turns out not to need the fault: the
+	// critical section alone outlived what the lock guarantees, which
+	// every fault would then "find".
+	holdHi := holdRange[1]
 	deadline := start.Add(o.Budget)
 	var found *Trial
 	for n := 1; time.Now().Before(deadline) && ctx.Err() == nil; n++ {
 		f := fs[(n-1)%len(fs)]
 		t := Trial{N: n, Origin: "fresh", Seed: rng.Int64N(1 << 31)}
 		if b, ok := best[f.Name()]; ok && b.score() > 0 && rng.IntN(5) < 3 {
-			t.Knobs, t.Origin = mutate(rng, b.Knobs, f, design.Roles), fmt.Sprintf("mutated from t%d", b.N)
+			t.Knobs, t.Origin = mutate(rng, b.Knobs, f, design.Roles, holdHi), fmt.Sprintf("mutated from t%d", b.N)
 		} else {
-			t.Knobs = fresh(rng, f, design.Roles)
+			t.Knobs = fresh(rng, f, design.Roles, holdHi)
 		}
 		cfg, reason := t.Knobs.resolve(o.Base, t.Seed, filepath.Join(o.Out, "runs"), fmt.Sprintf("t%03d-%s", n, f.Name()))
 		if reason != "" {
@@ -135,9 +172,16 @@ func Explore(ctx context.Context, o Options) (*Report, error) {
 			continue
 		}
 		t.run(ctx, cfg)
-		rep.Trials = append(rep.Trials, t)
-		progress(o.Progress, "t%03d %-8s %5.1fs  %s", n, t.Result, t.Wall, t.Knobs)
 		if t.Result == checker.Invalid {
+			t.Control = control(ctx, cfg)
+			if t.Control == checker.Invalid {
+				holdHi = max(holdRange[0], min(holdHi, 0.8*t.Knobs.Hold))
+				rep.HoldCap = holdHi
+			}
+		}
+		rep.Trials = append(rep.Trials, t)
+		progress(o.Progress, "t%03d %-8s %5.1fs  %s%s", n, t.Result, t.Wall, t.Knobs, t.controlNote())
+		if t.Result == checker.Invalid && t.Control != checker.Invalid {
 			found = &rep.Trials[len(rep.Trials)-1]
 			rep.FoundAfter = time.Since(start).Seconds()
 			break

@@ -92,8 +92,8 @@ func targetsOf(f faults.Fault, roles []string) []string {
 	return out
 }
 
-// fresh draws a new point for fault f.
-func fresh(r *rand.Rand, f faults.Fault, roles []string) Knobs {
+// fresh draws a new point for fault f; holds stay below holdHi TTLs.
+func fresh(r *rand.Rand, f faults.Fault, roles []string, holdHi float64) Knobs {
 	k := Knobs{Fault: f.Name(), Moment: pickMoment(r), HoldSpread: 0.3 * r.Float64(), IOLong: r.IntN(2) == 0,
 		Clients: clientRange[0] + r.IntN(clientRange[1]-clientRange[0]+1), Keys: 1}
 	ts := targetsOf(f, roles)
@@ -105,7 +105,7 @@ func fresh(r *rand.Rand, f faults.Fault, roles []string) Knobs {
 	} else {
 		k.FaultLen = logUniform(r, 0.5, faultLenRange[1])
 	}
-	k.Hold = logUniform(r, holdRange[0], holdRange[1])
+	k.Hold = logUniform(r, holdRange[0], holdHi)
 	if r.IntN(5) < 2 {
 		k.Keys = keyRange[0] + 1 + r.IntN(keyRange[1]-keyRange[0])
 	}
@@ -114,12 +114,12 @@ func fresh(r *rand.Rand, f faults.Fault, roles []string) Knobs {
 
 // mutate perturbs a point that did well: lengths by up to about ×1.5 either
 // way, and now and then another moment, target or client count.
-func mutate(r *rand.Rand, k Knobs, f faults.Fault, roles []string) Knobs {
+func mutate(r *rand.Rand, k Knobs, f faults.Fault, roles []string, holdHi float64) Knobs {
 	scale := func(v, lo, hi float64) float64 {
 		return min(hi, max(lo, v*math.Exp(0.4*r.NormFloat64())))
 	}
 	k.FaultLen = scale(k.FaultLen, faultLenRange[0], faultLenRange[1])
-	k.Hold = scale(k.Hold, holdRange[0], holdRange[1])
+	k.Hold = scale(k.Hold, holdRange[0], holdHi)
 	if r.IntN(3) == 0 {
 		k.Moment = pickMoment(r)
 	}
