@@ -92,6 +92,7 @@ func shrink(ctx context.Context, o Options, t Trial) *Finding {
 	find.Config, find.Failed = cur, []int64{t.Seed}
 	find.Config.Seed = t.Seed
 	if o.ShrinkBudget <= 0 {
+		find.Seeds = find.Failed
 		return find
 	}
 	failed, tried, failing, ok := judge(cur)
