@@ -31,6 +31,8 @@ const usage = `locktest: Jepsen-style tests of distributed locks on real process
 usage:
   locktest run [flags]          run one scenario (locktest run --help)
   locktest explore --impl NAME  search for an anomaly with no tuning, shrink it, or report coverage
+  locktest envelope --impl NAME --fault F
+                                how big a fault the design survives: bisect the fault's magnitude
   locktest analyze <run dir>    re-check a stored history and rewrite its report
   locktest compare <dirs>...    designs × faults matrix of stored runs (HTML, PNG, Markdown, JSON)
   locktest suite run <file>     run a suite of scenarios with expected outcomes (CI)
@@ -56,7 +58,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	// Whatever happens below, no child outlives this process.
 	defer cluster.KillAll()
 
-	if args[0] == "run" || args[0] == "suite" || args[0] == "explore" {
+	if args[0] == "run" || args[0] == "suite" || args[0] == "explore" || args[0] == "envelope" {
 		defer container.StopTopology()
 	}
 	switch args[0] {
@@ -64,6 +66,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return cmdRun(ctx, args[1:], stdout, stderr)
 	case "explore":
 		return cmdExplore(ctx, args[1:], stdout, stderr)
+	case "envelope":
+		return cmdEnvelope(ctx, args[1:], stdout, stderr)
 	case "analyze":
 		return cmdAnalyze(args[1:], stdout, stderr)
 	case "compare":
@@ -96,7 +100,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return exitValid
 	default:
-		fmt.Fprintf(stderr, "locktest: unknown command %q (valid: run, explore, analyze, compare, suite, list, images); see locktest --help\n", args[0])
+		fmt.Fprintf(stderr, "locktest: unknown command %q (valid: run, explore, envelope, analyze, compare, suite, list, images); see locktest --help\n", args[0])
 		return exitBadArgs
 	}
 }

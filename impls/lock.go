@@ -36,6 +36,11 @@ type Design struct {
 	Roles []string
 	// Checkpoints lists the Config.Checkpoint points the client reports.
 	Checkpoints []string
+	// LockDelay, in TTLs, is how long a lease that expired instead of
+	// being released keeps the lock unavailable (Chubby's lock-delay); 0
+	// for none. A pause of the holder must then outlive TTL + lock-delay
+	// to let another client in, which envelope sweeps.
+	LockDelay float64
 	// Deploy starts the design's servers in c.
 	Deploy func(ctx context.Context, c *cluster.Cluster, cfg lock.Config) (Deployment, error)
 	// New builds one client; called in the worker process.

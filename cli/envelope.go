@@ -1,0 +1,98 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/locktest/locktest/envelope"
+	"github.com/locktest/locktest/runner"
+)
+
+func cmdEnvelope(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	base := runner.Defaults()
+	// A point's run only needs one strike and its aftermath; longer faults
+	// get longer runs (envelope.Plan.Config).
+	base.Duration = runner.Duration(6 * time.Second)
+	base.Faults = nil
+	o := envelope.Options{Seeds: 5, MaxPoints: 8, Progress: stdout}
+	var vary string
+	fs := flag.NewFlagSet("locktest envelope", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	// The design and what frames the sweep are run's own settings; the
+	// knobs the sweep sets per point (fault length, holds, timeouts,
+	// moment, target) are not flags here.
+	help := map[string]string{
+		"fault":    "the fault to sweep, one (locktest list faults)",
+		"seed":     "first seed: each point runs seeds seed … seed+N−1",
+		"duration": "shortest run of a point; a longer fault gets a run long enough for a whole strike",
+	}
+	for _, name := range []string{"impl", "exec-cmd", "exec-servers", "workload", "fault", "ttl", "clients", "seed", "duration", "backend", "store"} {
+		s, _ := runner.SettingByFlag(name)
+		h := s.Help
+		if alt, ok := help[name]; ok {
+			h = alt
+		}
+		fs.Var(s.Value(&base), s.Flag, h)
+	}
+	varies := make([]string, len(envelope.Varies))
+	for i, v := range envelope.Varies {
+		varies[i] = string(v)
+	}
+	fs.StringVar(&vary, "vary", "", "magnitude to sweep: "+strings.Join(varies, ", ")+" (default: the fault's)")
+	fs.IntVar(&o.Seeds, "seeds", o.Seeds, "seeds that judge each point: unsafe when one loses an update")
+	fs.IntVar(&o.MaxPoints, "points", o.MaxPoints, "most points to judge, both ends of the bracket included")
+	fs.StringVar(&o.Out, "out", "", "directory of the sweep (default: STORE/envelope/IMPL-FAULT/TIME)")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), `usage: locktest envelope --impl NAME --fault F [--vary KIND] [--seeds N] [flags]
+
+Finds how big a fault the design survives: the magnitude (a pause, a delay or
+a clock jump in multiples of the TTL, or a clock rate) at which the protected
+data first loses an update. It judges 0.25×TTL and 4×TTL, then bisects until
+the bracket is within ±5% of the TTL, each point on N seeds, every strike
+placed just after a client entered its critical section. It prints
+"safe ≤ a×TTL, unsafe ≥ b×TTL" or "no boundary up to 4×TTL" and writes the
+curve (envelope.json, envelope.png, envelope.svg). Exits 0 when it found a
+boundary or none, 2 when a point gave no answer, 130 when interrupted, 254
+for bad arguments.
+
+flags:`)
+		fs.PrintDefaults()
+	}
+	if code, ok := parse(fs, args, stdout, stderr); !ok {
+		return code
+	}
+	switch {
+	case fs.NArg() > 0:
+		fmt.Fprintf(stderr, "locktest envelope: unexpected argument %q; see locktest envelope --help\n", fs.Arg(0))
+		return exitBadArgs
+	case base.Impl == "":
+		fmt.Fprintln(stderr, "locktest envelope: --impl is required (locktest list impls)")
+		return exitBadArgs
+	case len(base.Faults) != 1:
+		fmt.Fprintln(stderr, "locktest envelope: give exactly one --fault to sweep (sweepable: "+strings.Join(envelope.SweepableFaults(), ", ")+")")
+		return exitBadArgs
+	}
+	o.Base, o.Fault, o.Vary = base, base.Faults[0], envelope.Vary(vary)
+	if o.Out == "" {
+		o.Out = filepath.Join(base.Store, "envelope", base.Impl+"-"+o.Fault, time.Now().Format("20060102T150405"))
+	}
+	rep, err := envelope.Sweep(ctx, o)
+	if err != nil {
+		return exitCode(err, stderr)
+	}
+	fmt.Fprintln(stdout)
+	envelope.Print(stdout, rep)
+	switch {
+	case rep.Interrupted:
+		fmt.Fprintln(stderr, "locktest: interrupted; every process was stopped")
+		return exitInterrupted
+	case rep.Outcome.Finding == envelope.FoundUnknown:
+		return exitUnknown
+	}
+	return exitValid
+}

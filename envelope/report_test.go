@@ -1,0 +1,102 @@
+package envelope
+
+import (
+	"bytes"
+	"encoding/json"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/locktest/locktest/checker"
+	"github.com/locktest/locktest/impls"
+	"github.com/locktest/locktest/runner"
+)
+
+// sweepOf builds the report of a sweep whose runs lose an update from
+// boundary up, without running anything.
+func sweepOf(t *testing.T, boundary float64) *Report {
+	t.Helper()
+	plan := NewPlan("pause-holder", VaryPause, impls.Design{Name: "redis-single"})
+	rep := &Report{Impl: "redis-single", Workload: "counter", TTL: runner.Duration(1e9), Clients: 5,
+		Seeds: []int64{1, 2, 3}, Plan: plan, References: plan.References(), Dir: t.TempDir()}
+	var err error
+	rep.Outcome, err = Search{Lo: plan.Lo, Hi: plan.Hi, Tol: plan.Tol, MaxPoints: 8}.Run(func(m float64) State {
+		pt := Point{N: len(rep.Points) + 1, Magnitude: m}
+		for i, s := range rep.Seeds {
+			v := checker.Valid
+			if m >= boundary && (m > boundary+0.2 || i == 0) {
+				v = checker.Invalid
+			}
+			pt.Runs = append(pt.Runs, Run{Seed: s, Verdict: v, Strikes: 2})
+		}
+		pt.judge()
+		rep.Points = append(rep.Points, pt)
+		return pt.State
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep.Runs = 3 * len(rep.Points)
+	return rep
+}
+
+func TestWriteReport(t *testing.T) {
+	rep := sweepOf(t, 1.05)
+	if err := write(rep); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(rep.Dir, JSONFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Report
+	if err := json.Unmarshal(data, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Outcome.Finding != FoundBoundary || len(back.Points) != len(rep.Points) || *back.Outcome.Unsafe != *rep.Outcome.Unsafe {
+		t.Errorf("envelope.json does not hold the sweep: %+v", back.Outcome)
+	}
+	f, err := os.Open(filepath.Join(rep.Dir, PNGFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("envelope.png: %v", err)
+	}
+	if b := img.Bounds(); b.Dx() < 800 || b.Dy() < 400 {
+		t.Errorf("envelope.png is %v, too small to read", b)
+	}
+	svg, err := os.ReadFile(filepath.Join(rep.Dir, SVGFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(svg, []byte("Sans")) || bytes.Contains(svg, []byte("Serif")) {
+		t.Error("envelope.svg is not set in the sans-serif face")
+	}
+	sum, err := os.ReadFile(filepath.Join(rep.Dir, SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(sum), "result    safe ≤ ") || !strings.Contains(string(sum), "unsafe ≥ ") {
+		t.Errorf("summary has no bracket:\n%s", sum)
+	}
+}
+
+func TestResultLines(t *testing.T) {
+	for _, tt := range []struct {
+		boundary float64
+		want     string
+	}{
+		{1.05, "safe ≤ 1.013×TTL (0/3 seeds lost an update), unsafe ≥ 1.071×TTL (1/3 seeds lost an update)"},
+		{100, "no boundary up to 4×TTL: 4×TTL (0/3 seeds lost an update)"},
+		{0, "unsafe already at 0.25×TTL (3/3 seeds lost an update): the boundary lies below the bracket"},
+	} {
+		if got := sweepOf(t, tt.boundary).Result(); got != tt.want {
+			t.Errorf("boundary %g:\n got %s\nwant %s", tt.boundary, got, tt.want)
+		}
+	}
+}
