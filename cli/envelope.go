@@ -31,14 +31,7 @@ func cmdEnvelope(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		"seed":     "first seed: each point runs seeds seed … seed+N−1",
 		"duration": "shortest run of a point; a longer fault gets a run long enough for a whole strike",
 	}
-	for _, name := range []string{"impl", "exec-cmd", "exec-servers", "workload", "fault", "ttl", "clients", "seed", "duration", "backend", "store"} {
-		s, _ := runner.SettingByFlag(name)
-		h := s.Help
-		if alt, ok := help[name]; ok {
-			h = alt
-		}
-		fs.Var(s.Value(&base), s.Flag, h)
-	}
+	bindSettings(fs, &base, help, "impl", "exec-cmd", "exec-servers", "workload", "fault", "ttl", "clients", "seed", "duration", "backend", "store")
 	varies := make([]string, len(envelope.Varies))
 	for i, v := range envelope.Varies {
 		varies[i] = string(v)
@@ -66,14 +59,10 @@ flags:`)
 	if code, ok := parse(fs, args, stdout, stderr); !ok {
 		return code
 	}
-	switch {
-	case fs.NArg() > 0:
-		fmt.Fprintf(stderr, "locktest envelope: unexpected argument %q; see locktest envelope --help\n", fs.Arg(0))
+	if !needImpl(fs, base, stderr) {
 		return exitBadArgs
-	case base.Impl == "":
-		fmt.Fprintln(stderr, "locktest envelope: --impl is required (locktest list impls)")
-		return exitBadArgs
-	case len(base.Faults) != 1:
+	}
+	if len(base.Faults) != 1 {
 		fmt.Fprintln(stderr, "locktest envelope: give exactly one --fault to sweep (sweepable: "+strings.Join(envelope.SweepableFaults(), ", ")+")")
 		return exitBadArgs
 	}

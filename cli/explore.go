@@ -22,14 +22,9 @@ func cmdExplore(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	// The design and what frames the search are run's own settings; the
 	// knobs the search turns (clients, holds, fault lengths…) are not
 	// flags here.
-	for _, name := range []string{"impl", "exec-cmd", "exec-servers", "workload", "fault", "ttl", "backend", "store"} {
-		s, _ := runner.SettingByFlag(name)
-		help := s.Help
-		if name == "fault" {
-			help = "faults to search, or all (default: every fault that applies to the design)"
-		}
-		fs.Var(s.Value(&base), s.Flag, help)
-	}
+	bindSettings(fs, &base, map[string]string{
+		"fault": "faults to search, or all (default: every fault that applies to the design)",
+	}, "impl", "exec-cmd", "exec-servers", "workload", "fault", "ttl", "backend", "store")
 	fs.Var(&budget, "budget", "how long to search before reporting coverage")
 	fs.Var(&shrinkBudget, "shrink-budget", "how long to shrink a violation once found")
 	fs.IntVar(&o.ShrinkSeeds, "shrink-seeds", o.ShrinkSeeds, "seeds that judge each shrink step (kept if all but one fail)")
@@ -52,13 +47,10 @@ flags:`)
 	if code, ok := parse(fs, args, stdout, stderr); !ok {
 		return code
 	}
+	if !needImpl(fs, base, stderr) {
+		return exitBadArgs
+	}
 	switch {
-	case fs.NArg() > 0:
-		fmt.Fprintf(stderr, "locktest explore: unexpected argument %q; see locktest explore --help\n", fs.Arg(0))
-		return exitBadArgs
-	case base.Impl == "":
-		fmt.Fprintln(stderr, "locktest explore: --impl is required (locktest list impls)")
-		return exitBadArgs
 	case budget <= 0 || shrinkBudget < 0:
 		fmt.Fprintln(stderr, "locktest explore: --budget must be positive and --shrink-budget not negative")
 		return exitBadArgs

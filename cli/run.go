@@ -33,12 +33,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if code, ok := parse(fs, args, stdout, stderr); !ok {
 		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "locktest run: unexpected argument %q; see locktest run --help\n", fs.Arg(0))
-		return exitBadArgs
-	}
-	if cfg.Impl == "" {
-		fmt.Fprintln(stderr, "locktest run: --impl is required (locktest list impls)")
+	if !needImpl(fs, cfg, stderr) {
 		return exitBadArgs
 	}
 	resolved, err := runner.Resolve(cfg)
@@ -128,4 +123,34 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 	}
 	reports.Summary(stdout, res)
 	return verdictCode(res.Verdict)
+}
+
+// bindSettings binds the named settings of run's table to base, as the
+// flags of a command that frames many runs (explore, envelope): the same
+// names and meaning as in run, help replaced where given.
+func bindSettings(fs *flag.FlagSet, base *runner.Config, help map[string]string, names ...string) {
+	for _, name := range names {
+		s, ok := runner.SettingByFlag(name)
+		if !ok {
+			panic("cli: no setting " + name)
+		}
+		h := s.Help
+		if alt, ok := help[name]; ok {
+			h = alt
+		}
+		fs.Var(s.Value(base), s.Flag, h)
+	}
+}
+
+// needImpl refuses stray arguments and a missing --impl, one line each.
+func needImpl(fs *flag.FlagSet, base runner.Config, stderr io.Writer) bool {
+	switch {
+	case fs.NArg() > 0:
+		fmt.Fprintf(stderr, "%s: unexpected argument %q; see %s --help\n", fs.Name(), fs.Arg(0), fs.Name())
+		return false
+	case base.Impl == "":
+		fmt.Fprintf(stderr, "%s: --impl is required (locktest list impls)\n", fs.Name())
+		return false
+	}
+	return true
 }
