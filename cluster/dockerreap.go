@@ -158,6 +158,7 @@ func startWatchdog(runID string) (*watchdog, error) {
 		return nil, fmt.Errorf("docker watchdog: %w", err)
 	}
 	r.Close()
+	Outlive(cmd.Process.Pid)
 	go func() { _ = cmd.Wait() }() // reap it when it exits
 	return &watchdog{w: w, proc: cmd.Process}, nil
 }

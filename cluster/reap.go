@@ -53,9 +53,21 @@ func untrack(p *Process) {
 	liveMu.Unlock()
 }
 
+// trackedPids returns the pids of the processes a Process waits for.
+func trackedPids() map[int]bool {
+	liveMu.Lock()
+	defer liveMu.Unlock()
+	pids := make(map[int]bool, len(live))
+	for p := range live {
+		pids[p.Pid()] = true
+	}
+	return pids
+}
+
 // KillAll kills every process this coordinator started that is still
-// running, and removes every container it still has. It is the last line
-// of defence on error and interrupt paths.
+// running, whatever they started in turn (KillDescendants), and removes
+// every container it still has. It is the last line of defence on error
+// and interrupt paths.
 func KillAll() {
 	liveMu.Lock()
 	procs := make([]*Process, 0, len(live))
@@ -66,5 +78,6 @@ func KillAll() {
 	for _, p := range procs {
 		_ = p.Kill()
 	}
+	KillDescendants()
 	liveBackends.closeAll()
 }
