@@ -55,7 +55,11 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	// Whatever happens below, no child outlives this process.
+	// Whatever happens below, no child outlives this process, nor any
+	// process a child started: orphans below it are reparented to it.
+	if err := cluster.BecomeSubreaper(); err != nil {
+		slog.Warn("processes that detach from the run may outlive it", "err", err)
+	}
 	defer cluster.KillAll()
 
 	if args[0] == "run" || args[0] == "suite" || args[0] == "explore" || args[0] == "envelope" {
@@ -69,7 +73,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	case "envelope":
 		return cmdEnvelope(ctx, args[1:], stdout, stderr)
 	case "analyze":
-		return cmdAnalyze(args[1:], stdout, stderr)
+		return cmdAnalyze(ctx, args[1:], stdout, stderr)
 	case "compare":
 		return cmdCompare(args[1:], stdout, stderr)
 	case "list":

@@ -84,7 +84,7 @@ func verdictCode(v checker.Verdict) int {
 	}
 }
 
-func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
+func cmdAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("locktest analyze", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	timeout := runner.Duration(0)
@@ -117,7 +117,7 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return exitCode(err, stderr)
 	}
-	res, err := runner.Analyze(dir, resolved)
+	res, err := runner.AnalyzeContext(ctx, dir, resolved)
 	if err != nil {
 		return exitCode(err, stderr)
 	}

@@ -135,3 +135,13 @@ func (c *Cluster) Stop() error {
 	}
 	return errors.Join(errs...)
 }
+
+// Kill kills every node at once, for an interrupted run that cannot wait
+// for graceful stops of seconds each. Stop must still follow.
+func (c *Cluster) Kill() {
+	var wg sync.WaitGroup
+	for _, n := range c.Nodes() {
+		wg.Go(func() { _ = n.Kill() })
+	}
+	wg.Wait()
+}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
@@ -39,7 +38,7 @@ type Node struct {
 	mu   sync.Mutex
 	role string
 	proc Instance
-	log  *os.File
+	log  *CappedLog // kept across restarts
 }
 
 // Node roles. Faults aim at roles ("pause the primary"); a design that fails
@@ -112,7 +111,7 @@ func (n *Node) Start(ctx context.Context) error {
 		}
 	}
 	if n.log == nil {
-		f, err := os.OpenFile(filepath.Join(n.Dir, n.Name+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		f, err := OpenCappedLog(filepath.Join(n.Dir, n.Name+".log"), LogLimit)
 		if err != nil {
 			return fmt.Errorf("start %s: %w", n.Name, err)
 		}

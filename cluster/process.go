@@ -69,6 +69,9 @@ func Start(spec Spec) (*Process, error) {
 		cmd.Stdout = spec.Stdout
 	}
 	cmd.Stderr = spec.Log
+	// A log that is no file is fed through a pipe, which a grandchild may
+	// hold open after the child exited: Wait gives up on it after this.
+	cmd.WaitDelay = 2 * time.Second
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: !spec.SameGroup, Pdeathsig: syscall.SIGKILL}
 	if as, err := runAs(cmd.SysProcAttr, spec.RunAs); err != nil {
 		return nil, fmt.Errorf("start %s: %w", spec.Name, err)
@@ -202,13 +205,20 @@ func (p *Process) Paused() bool {
 	return p.paused
 }
 
-// Kill continues the group (a stopped process would otherwise linger on
-// some signals) and kills it, then waits for the exit.
+// Kill kills the process and everything it started (KillTree: the whole
+// tree is stopped before any of it dies, so nothing forks away), and any
+// member of its group that left the tree, then waits for the exit. A
+// paused process dies too: SIGKILL needs no SIGCONT.
 func (p *Process) Kill() error {
-	_ = p.Signal(syscall.SIGCONT)
 	p.mu.Lock()
 	p.paused = false
 	p.mu.Unlock()
+	select {
+	case <-p.done: // its pid may already belong to someone else
+		return nil
+	default:
+	}
+	KillTree(p.Pid())
 	if err := p.Signal(syscall.SIGKILL); err != nil {
 		return err
 	}
@@ -217,6 +227,7 @@ func (p *Process) Kill() error {
 }
 
 // Stop asks the process to exit with SIGTERM and kills it after grace.
+// Whatever of its group outlives it is killed.
 func (p *Process) Stop(grace time.Duration) error {
 	if p.Paused() {
 		if err := p.Resume(); err != nil {
@@ -228,6 +239,11 @@ func (p *Process) Stop(grace time.Duration) error {
 	}
 	select {
 	case <-p.done:
+		if p.group {
+			// While a member lives, no new process can take the group's
+			// id: the kill reaches only what the server left behind.
+			_ = syscall.Kill(-p.Pid(), syscall.SIGKILL)
+		}
 		return nil
 	case <-time.After(grace):
 		slog.Warn("process did not stop in time; killing", "process", p.Name, "grace", grace)

@@ -79,9 +79,21 @@ func (c *Cluster) closeBackend() error {
 	return c.closeErr
 }
 
+// trackedPids returns the pids of the processes a Process waits for.
+func trackedPids() map[int]bool {
+	liveMu.Lock()
+	defer liveMu.Unlock()
+	pids := make(map[int]bool, len(live))
+	for p := range live {
+		pids[p.Pid()] = true
+	}
+	return pids
+}
+
 // KillAll kills every process this coordinator started that is still
-// running, and closes every backend still open (removing the containers it
-// has). It is the last line of defence on error and interrupt paths.
+// running, whatever they started in turn (KillDescendants), and closes
+// every backend still open (removing the containers it has). It is the last line of defence on error
+// and interrupt paths.
 func KillAll() {
 	liveMu.Lock()
 	procs := make([]*Process, 0, len(live))
@@ -92,6 +104,7 @@ func KillAll() {
 	for _, p := range procs {
 		_ = p.Kill()
 	}
+	KillDescendants()
 	openMu.Lock()
 	clusters := make([]*Cluster, 0, len(openBackends))
 	for c := range openBackends {

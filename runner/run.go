@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -70,6 +71,7 @@ type run struct {
 
 	mu      sync.Mutex // guards workers and their fields
 	workers []*worker
+	logs    workerLogs
 }
 
 // Run runs one resolved scenario and returns its checked results. ctx
@@ -84,7 +86,7 @@ func Run(ctx context.Context, cfg Resolved) (reports.Results, error) {
 	}
 	dir, err := newRunDir(cfg.Store, cfg.Scenario)
 	if err != nil {
-		return reports.Results{}, err
+		return reports.Results{}, bad("--store %s: %v; give a directory locktest can write to", cfg.Store, err)
 	}
 	if err := writeConfig(dir, cfg.Config); err != nil {
 		return reports.Results{Dir: dir}, err
@@ -100,14 +102,25 @@ func Run(ctx context.Context, cfg Resolved) (reports.Results, error) {
 	}
 	r := &run{cfg: cfg, dir: dir, exe: exe, hist: hist, cluster: c, log: slog.With("scenario", cfg.Scenario)}
 	interrupted, runErr := r.execute(ctx)
+	// An interrupt during start-up or a final read shows as that step's
+	// error: it is the interrupt all the same.
+	interrupted = interrupted || ctx.Err() != nil
 	// Teardown runs on every path: workers first (they hold no server
-	// state), then servers.
-	r.stopWorkers(interrupted)
+	// state), then servers; at once when interrupted, so that Ctrl-C
+	// returns within a second or two.
+	r.stopWorkers(context.Background(), interrupted)
+	r.logs.close()
+	if interrupted {
+		r.cluster.Kill()
+	}
 	if err := r.cluster.Stop(); err != nil {
 		r.log.Warn("stopping servers", "err", err)
 	}
 	if err := hist.Close(); err != nil && runErr == nil {
 		runErr = err
+	}
+	if interrupted {
+		return reports.Results{Dir: dir}, ErrInterrupted
 	}
 	var badCfg *BadConfigError
 	if errors.As(runErr, &badCfg) {
@@ -119,10 +132,13 @@ func Run(ctx context.Context, cfg Resolved) (reports.Results, error) {
 	if runErr != nil {
 		return reports.Results{Dir: dir}, runErr
 	}
-	if interrupted {
-		return reports.Results{Dir: dir}, ErrInterrupted
+	res, err := AnalyzeContext(ctx, dir, cfg)
+	if err == nil && res.Verdict == checker.Valid && !cfg.KeepData {
+		if err := r.cluster.RemoveData(); err != nil {
+			r.log.Warn("removing the servers' data", "err", err)
+		}
 	}
-	return Analyze(dir, cfg)
+	return res, err
 }
 
 // CheckBinaries refuses a scenario whose server binaries are not
@@ -287,7 +303,7 @@ func (r *run) execute(ctx context.Context) (bool, error) {
 		return false, fmt.Errorf("fault: %w", err)
 	}
 	// Quiet end: the workers finish their cycles against a healed system.
-	r.stopWorkers(false)
+	r.stopWorkers(ctx, false)
 	if err := r.finalRead(ctx, resource, dep, lockCfg); err != nil {
 		return ctx.Err() != nil, err
 	}
@@ -333,16 +349,11 @@ func (r *run) worker(i int) *worker {
 
 // startWorker spawns one client process and a reader for its messages.
 func (r *run) startWorker(wc WorkerConfig, seqBase int) (*worker, error) {
-	logDir := filepath.Join(r.dir, reports.WorkerLogDir)
-	if err := os.MkdirAll(logDir, 0o755); err != nil {
-		return nil, fmt.Errorf("create worker logs: %w", err)
-	}
-	// Appending keeps the log of a crashed client's earlier process.
-	logf, err := os.OpenFile(filepath.Join(logDir, fmt.Sprintf("c%d.log", wc.Client)), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	// The log goes on after a crashed client's earlier process.
+	logf, err := r.logs.open(filepath.Join(r.dir, reports.WorkerLogDir), wc.Client)
 	if err != nil {
-		return nil, fmt.Errorf("create worker log: %w", err)
+		return nil, err
 	}
-	defer logf.Close() // the child keeps its own descriptor
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("worker pipe: %w", err)
@@ -353,7 +364,9 @@ func (r *run) startWorker(wc WorkerConfig, seqBase int) (*worker, error) {
 		inW.Close()
 		return nil, fmt.Errorf("worker pipe: %w", err)
 	}
-	proc, err := cluster.Start(cluster.Spec{Name: fmt.Sprintf("c%d", wc.Client), Path: r.exe, Args: []string{"worker"},
+	// The client's name on the command line tells workers apart in ps.
+	name := fmt.Sprintf("c%d", wc.Client)
+	proc, err := cluster.Start(cluster.Spec{Name: name, Path: r.exe, Args: []string{"worker", name},
 		Dir: r.dir, Stdin: inR, Stdout: outW, Log: logf})
 	inR.Close()
 	outW.Close()
@@ -419,9 +432,9 @@ func (r *run) readWorker(w *worker, out *os.File) {
 }
 
 // stopWorkers asks every worker to finish its cycle and exit; stragglers
-// (and every worker when interrupted) are killed. Idempotent. It runs when
-// no fault runs any more.
-func (r *run) stopWorkers(now bool) {
+// (and every worker when interrupted, or once ctx ends) are killed.
+// Idempotent. It runs when no fault runs any more.
+func (r *run) stopWorkers(ctx context.Context, now bool) {
 	r.mu.Lock()
 	workers := append([]*worker(nil), r.workers...)
 	r.mu.Unlock()
@@ -444,6 +457,8 @@ func (r *run) stopWorkers(now bool) {
 		}
 		select {
 		case <-w.proc.Done():
+		case <-ctx.Done():
+			_ = w.proc.Kill()
 		case <-deadline:
 			r.log.Warn("worker did not stop in time; killing", "client", w.id)
 			_ = w.proc.Kill()
@@ -508,13 +523,18 @@ func Analyze(dir string, cfg Resolved) (reports.Results, error) {
 	res := reports.Results{Scenario: cfg.Scenario, Impl: cfg.Impl, Workload: cfg.Workload.Name, Faults: cfg.Config.Faults,
 		Seed: cfg.Seed, Clients: cfg.Clients, Command: cfg.Command(), Config: cfg.Config, Dir: dir}
 	recs, err := history.ReadFile(filepath.Join(dir, reports.HistoryFile))
-	if errors.Is(err, history.ErrTruncated) {
+	switch {
+	case errors.Is(err, history.ErrTruncated):
 		res.Truncated = true
 		res.Notes = append(res.Notes, "the history's last line was cut off (killed run): checked the complete prefix")
-	} else if err != nil {
-		return res, err
+	case errors.Is(err, fs.ErrNotExist):
+		return res, bad("%s has no %s: not a run directory, or its run never started (give store/latest or store/<scenario>/<run>)", dir, reports.HistoryFile)
+	case err != nil:
+		// Not the cut-off end of a killed run: someone edited or damaged it.
+		return res, bad("%s: %v; the history is damaged and cannot be checked", filepath.Join(dir, reports.HistoryFile), err)
 	}
 	res.Records = len(recs)
+	res.Notes = append(res.Notes, truncatedLogs(dir)...)
 	res.Checks = checker.Check(recs, checker.Options{Timeout: time.Duration(cfg.CheckTimeout), TTL: time.Duration(cfg.TTL)})
 	res.Metrics = checker.Measure(recs)
 	res.Verdict = res.Checks.Verdict(cfg.Workload.NeedsResource)
@@ -530,6 +550,12 @@ func Analyze(dir string, cfg Resolved) (reports.Results, error) {
 		// that is no evidence the lock is safe.
 		res.Verdict = checker.Unknown
 		res.Notes = append(res.Notes, fmt.Sprintf("verdict unknown, not valid: %d lock client(s) broke and stopped", broken))
+	}
+	if res.Verdict == checker.Valid && !anyClientOpCompleted(recs) {
+		// Nothing was tested: a run interrupted during start-up, or a
+		// client that never got an answer, is no evidence of safety.
+		res.Verdict = checker.Unknown
+		res.Notes = append(res.Notes, "verdict unknown, not valid: no client operation completed, so nothing was tested")
 	}
 	res.DecidedBy = checker.MutexCheck
 	if cfg.Workload.NeedsResource {

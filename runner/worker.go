@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/locktest/locktest/clock"
+	"github.com/locktest/locktest/cluster"
 	"github.com/locktest/locktest/history"
 	"github.com/locktest/locktest/impls"
 	"github.com/locktest/locktest/lock"
@@ -95,16 +96,29 @@ func (s *lineSink) send(m message) {
 	defer s.mu.Unlock()
 	if err := s.enc.Encode(m); err != nil {
 		// The coordinator is gone; nobody is left to record for.
-		os.Exit(3)
+		exitOrphaned()
 	}
 }
 
 func (s *lineSink) Record(r history.Record) { s.send(message{Record: &r}) }
 func (s *lineSink) InCriticalSection()      { s.send(message{InCS: true}) }
 
+// exitOrphaned ends a worker whose coordinator is gone, and with it every
+// process its lock client started.
+func exitOrphaned() {
+	cluster.KillDescendants()
+	os.Exit(3)
+}
+
 // Worker is the body of the hidden `locktest worker` command: it reads its
-// config from in, runs the workload and streams messages to out.
+// config from in, runs the workload and streams messages to out. Whatever
+// its lock client started, however deep or detached, dies before it
+// returns: the worker is the subreaper of its tree.
 func Worker(in io.Reader, out io.Writer) (retErr error) {
+	if err := cluster.BecomeSubreaper(); err != nil {
+		return fmt.Errorf("worker: %w", err)
+	}
+	defer cluster.KillDescendants()
 	br := bufio.NewReader(in)
 	line, err := br.ReadBytes('\n')
 	if err != nil {
@@ -192,7 +206,7 @@ func Worker(in io.Reader, out io.Writer) (retErr error) {
 			if err != nil {
 				if !stopping.Load() {
 					slog.Error("coordinator gone; exiting", "client", cfg.Client)
-					os.Exit(3)
+					exitOrphaned()
 				}
 				return
 			}

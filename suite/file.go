@@ -108,10 +108,7 @@ func validScenarioFields(withName bool) []string {
 	return names
 }
 
-var (
-	yamlLine  = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-	validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
-)
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
 // parser carries the file name into every error.
 type parser struct{ path string }
@@ -224,8 +221,11 @@ func Parse(path string, data []byte) (*File, error) {
 }
 
 func (p parser) name(kv pair) (string, error) {
-	if kv.val.Kind != yaml.ScalarNode || !validName.MatchString(kv.val.Value) {
-		return "", p.errAt(kv.val, kv.path, "want a name of letters, digits, '.', '_' and '-' (it names a directory)")
+	if kv.val.Kind != yaml.ScalarNode {
+		return "", p.errAt(kv.val, kv.path, "want a name (it names a directory)")
+	}
+	if err := runner.CheckName(kv.val.Value); err != nil {
+		return "", p.errAt(kv.val, kv.path, "%v", err)
 	}
 	return kv.val.Value, nil
 }

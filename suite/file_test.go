@@ -76,7 +76,7 @@ func TestParseErrors(t *testing.T) {
 		{"no fault", scenario("impl: redis-single", "faults: []", "expect: safe"), "s.yaml:4: scenarios[0].faults: give at least one fault, or none"},
 		{"bad duration", scenario("impl: redis-single", "duration: fifteen", "expect: safe"), "s.yaml:4: scenarios[0].duration: want a duration such as 10s"},
 		{"bad clients", scenario("impl: redis-single", "clients: many", "expect: safe"), `s.yaml:4: scenarios[0].clients: want a whole number, got "many"`},
-		{"resolve error", scenario("impl: redis-single", "clients: 0", "expect: safe"), "s.yaml:4: scenarios[0].clients: clients 0: must be between 1 and 256"},
+		{"resolve error", scenario("impl: redis-single", "clients: 0", "expect: safe"), "s.yaml:4: scenarios[0].clients: clients 0: must be between 1 and 64"},
 		{"resolve error from defaults", "defaults:\n  hold_min: 1s\nscenarios:\n  - name: x\n    impl: redis-single\n    expect: safe\n", "s.yaml:2: defaults.hold_min: hold_min must be ≥ 0 and ≤ hold_max"},
 		{"missing expect", scenario("impl: redis-single"), "s.yaml:2: scenarios[0].expect: missing: give safe, unsafe"},
 		{"bad expect", scenario("impl: redis-single", "expect: maybe"), "s.yaml:4: scenarios[0].expect: want safe, unsafe or any"},
@@ -85,7 +85,8 @@ func TestParseErrors(t *testing.T) {
 		{"contradiction", scenario("impl: redis-single", "expect: {max_recovery: 2s, never_recovers: true}"), "s.yaml:4: scenarios[0].expect: max_recovery and never_recovers contradict"},
 		{"bad seeds", scenario("impl: redis-single", "seeds: 3", "expect: safe"), "s.yaml:4: scenarios[0].seeds: want a non-empty list of seeds"},
 		{"duplicate seed", scenario("impl: redis-single", "seeds: [1, 1]", "expect: safe"), "s.yaml:4: scenarios[0].seeds: seed 1 given twice"},
-		{"bad name", "scenarios:\n  - name: a/b\n    impl: redis-single\n    expect: safe\n", "s.yaml:2: scenarios[0].name: want a name of letters"},
+		{"bad name", "scenarios:\n  - name: a/b\n    impl: redis-single\n    expect: safe\n", `s.yaml:2: scenarios[0].name: name "a/b": want up to 200 letters`},
+		{"name escapes the store", "scenarios:\n  - name: ../x\n    impl: redis-single\n    expect: safe\n", `s.yaml:2: scenarios[0].name: name "../x": want`},
 		{"missing name", "scenarios:\n  - impl: redis-single\n    expect: safe\n", "s.yaml:2: scenarios[0].name: missing"},
 		{"duplicate name", "scenarios:\n  - {name: a, impl: redis-single, expect: safe}\n  - {name: a, impl: redis-single, expect: safe}\n", `s.yaml:3: scenarios[1].name: "a" is taken by the scenario on line 2`},
 		{"name in defaults", "defaults:\n  name: a\nscenarios: []\n", "s.yaml:2: defaults.name: unknown field"},
@@ -144,7 +145,7 @@ func TestParseEverySetting(t *testing.T) {
 		"acquire_timeout": "3s", "io_timeout": "300ms", "retry_min": "10ms", "retry_jitter": "15ms",
 		"hold_min": "5ms", "hold_max": "90ms", "fault_interval": "2s", "fault_duration": "900ms",
 		"fault_target": "pause-holder=holder", "fault_moment": "grant", "latency": "80ms", "jitter": "20ms", "clock_delta": "-500ms",
-		"clock_rate": "1.5", "persist": "true", "backend": "local", "check_timeout": "20s",
+		"clock_rate": "1.5", "persist": "true", "backend": "local", "keep_data": "true", "check_timeout": "20s",
 	}
 	var set []runner.Setting
 	src := "scenarios:\n  - name: every\n    expect: any\n"

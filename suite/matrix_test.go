@@ -158,7 +158,7 @@ func TestMatrixErrors(t *testing.T) {
 		{"bad setting", matrix("designs: all", "faults: all", "clients: many", "expect: any"),
 			`s.yaml:4: matrix.clients: want a whole number, got "many"`},
 		{"setting the runner refuses", matrix("designs: [etcd]", "faults: all", "clients: 0", "expect: any"),
-			"s.yaml:4: matrix.clients: clients 0: must be between 1 and 256"},
+			"s.yaml:4: matrix.clients: clients 0: must be between 1 and 64"},
 		{"bad expect", matrix("designs: all", "faults: all", "expect: maybe"), "s.yaml:4: matrix.expect: want safe, unsafe or any"},
 		{"scenario named as another cell", matrix("designs: [redis-single]", "faults: [none]", "expect: any") +
 			"scenarios:\n  - {name: redis-single-none, impl: redis-single-fenced, faults: none, expect: safe}\n",

@@ -275,17 +275,14 @@ func groupStates(t *testing.T, pgid int) []string {
 	return states
 }
 
-// workerPid finds the worker process of client c: the one whose stderr is
-// its worker log. Its pid is its process group, which the lock program
+// workerPid finds the worker process of client c: `locktest worker cN`. Its pid is its process group, which the lock program
 // shares.
 func workerPid(t *testing.T, store string, c int) int {
 	t.Helper()
-	logName := filepath.Join("workers", fmt.Sprintf("c%d.log", c))
 	for _, p := range ourProcesses(t, store) {
 		var pid int
 		fmt.Sscanf(p, "%d:", &pid)
-		target, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/2", pid))
-		if strings.HasSuffix(target, logName) && strings.Contains(p, " worker") {
+		if strings.HasSuffix(strings.TrimSpace(p), fmt.Sprintf(" worker c%d", c)) {
 			return pid
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/locktest/locktest/cluster"
 	"github.com/moby/moby/client"
 	tc "github.com/testcontainers/testcontainers-go"
 )
@@ -158,6 +159,7 @@ func startWatchdog(runID string) (*watchdog, error) {
 		return nil, fmt.Errorf("docker watchdog: %w", err)
 	}
 	r.Close()
+	cluster.Outlive(cmd.Process.Pid)
 	go func() { _ = cmd.Wait() }() // reap it when it exits
 	return &watchdog{w: w, proc: cmd.Process}, nil
 }

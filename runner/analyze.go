@@ -1,0 +1,42 @@
+package runner
+
+import (
+	"context"
+
+	"github.com/locktest/locktest/history"
+	"github.com/locktest/locktest/reports"
+)
+
+// anyClientOpCompleted reports whether some client's operation got a
+// definite answer (ok or fail).
+func anyClientOpCompleted(recs []history.Record) bool {
+	for _, op := range history.Ops(recs) {
+		if op.Process != history.NemesisProcess && op.Outcome != history.Info {
+			return true
+		}
+	}
+	return false
+}
+
+// AnalyzeContext is Analyze that gives up when ctx ends (Ctrl-C) and
+// returns ErrInterrupted at once: a check may take its whole
+// --check-timeout. The abandoned check goes on in the background until
+// the process exits, and may leave the report half written; analyze
+// rewrites it.
+func AnalyzeContext(ctx context.Context, dir string, cfg Resolved) (reports.Results, error) {
+	type analysis struct {
+		res reports.Results
+		err error
+	}
+	done := make(chan analysis, 1)
+	go func() {
+		res, err := Analyze(dir, cfg)
+		done <- analysis{res, err}
+	}()
+	select {
+	case a := <-done:
+		return a.res, a.err
+	case <-ctx.Done():
+		return reports.Results{Dir: dir}, ErrInterrupted
+	}
+}
