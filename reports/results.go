@@ -38,6 +38,11 @@ type Results struct {
 	// Interrupted: the run was stopped before its end.
 	Interrupted bool     `json:"interrupted,omitempty"`
 	Notes       []string `json:"notes,omitempty"`
+	// Locktest is the build that checked the history.
+	Locktest Build `json:"locktest"`
+	// Servers are the versions of the servers the design runs on, by
+	// name, as installed when the history was checked.
+	Servers map[string]string `json:"servers,omitempty"`
 }
 
 // Files a run directory holds.
