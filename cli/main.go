@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/locktest/locktest/cluster"
@@ -40,6 +42,8 @@ usage:
   locktest list [impls|workloads|faults]
                                 what can be run, one line each
   locktest images build         build the images of --backend docker from this machine's binaries
+  locktest version              this binary's version and revision, and the installed servers'
+  locktest help [COMMAND]       this text, or a command's own help
 `
 
 // Main runs the locktest command line with args (without the program name)
@@ -100,14 +104,27 @@ func Main(args []string, stdout, stderr io.Writer) int {
 			return exitInternal
 		}
 		return exitValid
+	case "version":
+		return cmdVersion(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
-		fmt.Fprint(stdout, usage)
-		return exitValid
+		if len(args) == 1 || args[0] != "help" {
+			fmt.Fprint(stdout, usage)
+			return exitValid
+		}
+		if !slices.Contains(commands, args[1]) {
+			fmt.Fprintf(stderr, "locktest help: unknown command %q (valid: %s)\n", args[1], strings.Join(commands, ", "))
+			return exitBadArgs
+		}
+		// locktest help suite run: locktest suite run --help.
+		return Main(append(slices.Clone(args[1:]), "--help"), stdout, stderr)
 	default:
-		fmt.Fprintf(stderr, "locktest: unknown command %q (valid: run, explore, envelope, analyze, compare, suite, list, images); see locktest --help\n", args[0])
+		fmt.Fprintf(stderr, "locktest: unknown command %q (valid: %s); see locktest --help\n", args[0], strings.Join(commands, ", "))
 		return exitBadArgs
 	}
 }
+
+// commands are the commands the usage lists, which help explains.
+var commands = []string{"run", "explore", "envelope", "analyze", "compare", "suite", "list", "images", "version"}
 
 // exitCode maps an error from the runner to an exit code, printing it on
 // one line.

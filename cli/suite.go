@@ -30,7 +30,9 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	case "check":
 		return cmdSuiteCheck(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
-		fmt.Fprint(stdout, suiteUsage)
+		fs := suiteRunFlags(&suite.Options{}, new(string))
+		fs.SetOutput(stdout)
+		fs.Usage()
 		return exitValid
 	default:
 		fmt.Fprintf(stderr, "locktest suite: unknown command %q (valid: run, check)\n", args[0])
@@ -88,19 +90,26 @@ func cmdSuiteCheck(args []string, stdout, stderr io.Writer) int {
 	return exitValid
 }
 
-func cmdSuiteRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	opt := suite.Options{Parallel: suite.DefaultParallel()}
-	var filter string
+// suiteRunFlags binds suite run's flags to opt and filter; its usage is
+// the whole of suite's help, since check has no flags.
+func suiteRunFlags(opt *suite.Options, filter *string) *flag.FlagSet {
 	fs := flag.NewFlagSet("locktest suite run", flag.ContinueOnError)
 	fs.StringVar(&opt.Out, "out", "", "directory for the run directories and reports (default store/suites/<suite>/<time>)")
-	fs.IntVar(&opt.Parallel, "parallel", opt.Parallel, "runs at once (default: one per core, at most 4)")
+	fs.IntVar(&opt.Parallel, "parallel", suite.DefaultParallel(), "runs at once: one per core, at most 4, by default")
 	fs.IntVar(&opt.Seeds, "seeds", 0, "run every scenario with seeds 1..N instead of its own (detection rates)")
-	fs.StringVar(&filter, "run", "", "only the scenarios whose name matches this regular expression")
+	fs.StringVar(filter, "run", "", "only the scenarios whose name matches this regular expression")
 	fs.StringVar(&opt.Backend, "backend", "", "run every scenario's servers as local processes or docker containers (default: each scenario's own, local)")
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), suiteUsage, "\nRuns go in <out>/runs/; <out> also gets summary.md (Markdown), junit.xml,\nsuite.json and the designs × faults comparison (compare.html, .png, .md, .json).\nExit 0: every run matched its expectation; 1: some did not; 255: a run could\nnot finish; 254: bad input (nothing started); 130: interrupted.\n\nflags:\n")
+		fmt.Fprint(fs.Output(), suiteUsage, "\nA suite file lists scenarios (design, workload, fault, settings, seeds) with the\noutcome each should have; locktest suite check validates one without running it.\n\nsuite run: runs go in <out>/runs/; <out> also gets summary.md (Markdown),\njunit.xml, suite.json and the designs × faults comparison (compare.html, .png,\n.md, .json). Exit 0: every run matched its expectation; 1: some did not;\n255: a run could not finish; 254: bad input (nothing started); 130: interrupted.\n\nflags of suite run (suite check takes none):\n")
 		fs.PrintDefaults()
 	}
+	return fs
+}
+
+func cmdSuiteRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var opt suite.Options
+	var filter string
+	fs := suiteRunFlags(&opt, &filter)
 	path, code, ok := parseInterleaved(fs, args, stdout, stderr)
 	if !ok {
 		return code

@@ -72,7 +72,7 @@ func BenchmarkReport60s(b *testing.B) {
 }
 
 // runDir makes a run directory holding the stored config and history.
-func runDir(b *testing.B) string {
+func runDir(b testing.TB) string {
 	dir := b.TempDir()
 	cfg, err := os.ReadFile(filepath.Join(stored, runner.ConfigFile))
 	if err != nil {

@@ -27,12 +27,11 @@ var outcomeFill = map[Outcome]color.Color{
 	Undecided: color.RGBA{R: 250, G: 228, B: 170, A: 255},
 }
 
-// The chart is laid out in CSS pixels (px) and rendered at chartScale
+// The chart is laid out in CSS pixels (px) and rendered at pngScale
 // times that, so that it stays sharp on a high-density screen; the page
 // shows it at its CSS size and never scales it down, so its smallest text
 // (chartSmall) is that many pixels high wherever it is read.
 const (
-	chartScale  = 2
 	chartSmall  = 12.0 // px: the figures in a tile, the settings of a column, the footnote
 	chartLabel  = 13.0 // px: faults and designs
 	chartBig    = 14.0 // px: the verdict
@@ -42,11 +41,8 @@ const (
 	chartGap    = 4.0  // between tiles
 )
 
-// chartFace is the chart's one typeface, sans-serif like the page's.
-var chartFace = font.Font{Typeface: "Liberation", Variant: "Sans"}
-
 func chartStyle(sizePx float64, bold bool) text.Style {
-	f := chartFace
+	f := plotFace
 	if bold {
 		f.Weight = xfont.WeightBold
 	}
@@ -127,13 +123,13 @@ func (m Matrix) chart() (chart, error) {
 		"unsafe rate; lost updates and the first violation. Latency, throughput and recovery: compare.html, compare.md.",
 		width-2*chartMargin)
 	titleH := lineHeight(title) + chartGap
-	// Whole CSS pixels, so that the PNG is exactly chartScale times the size
+	// Whole CSS pixels, so that the PNG is exactly pngScale times the size
 	// the page shows it at.
 	width = math.Ceil(width)
 	height := math.Ceil(chartMargin + titleH + headH + float64(len(m.Designs))*(rowH+chartGap) + chartGap +
 		float64(len(note))*lineHeight(small) + chartMargin)
 
-	cv := vgimg.NewWith(vgimg.UseWH(px(width), px(height)), vgimg.UseDPI(dpi*chartScale))
+	cv := vgimg.NewWith(vgimg.UseWH(px(width), px(height)), vgimg.UseDPI(dpi*pngScale))
 	c := draw.New(cv)
 	c.FillPolygon(color.White, box(0, px(width), 0, px(height)))
 	// text writes lines from (x, y), the top left in px, and returns the

@@ -243,7 +243,7 @@ func TestWrap(t *testing.T) {
 }
 
 // TestComparisonChartShownAtSize: compare.html shows the chart at its CSS
-// size (the PNG is drawn at chartScale times it), so that text drawn at
+// size (the PNG is drawn at pngScale times it), so that text drawn at
 // chartSmall px is that large on the page; a column is wide enough for
 // the longest design label and every tile's text.
 func TestComparisonChartShownAtSize(t *testing.T) {
@@ -269,14 +269,14 @@ func TestComparisonChartShownAtSize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := fmt.Sprintf(`width="%d" height="%d"`, img.Width/chartScale, img.Height/chartScale)
+	want := fmt.Sprintf(`width="%d" height="%d"`, img.Width/pngScale, img.Height/pngScale)
 	if !strings.Contains(string(page), want) {
 		t.Errorf("compare.html does not show the %dx%d chart at %s", img.Width, img.Height, want)
 	}
 	// The label and two tiles, side by side, fit in the chart.
 	label := widthPx(chartStyle(chartLabel, true), long)
 	tile := widthPx(chartStyle(chartSmall, false), "1/1 runs unsafe")
-	if float64(img.Width)/chartScale < label+2*tile {
-		t.Errorf("chart %d px wide at %dx: too narrow for a %.0f px label and two %.0f px tiles", img.Width, chartScale, label, tile)
+	if float64(img.Width)/pngScale < label+2*tile {
+		t.Errorf("chart %d px wide at %dx: too narrow for a %.0f px label and two %.0f px tiles", img.Width, pngScale, label, tile)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"image/color"
+	"io"
 	"math"
 	"strconv"
 
@@ -12,16 +13,34 @@ import (
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	_ "gonum.org/v1/plot/vg/vgimg" // registers png
-	_ "gonum.org/v1/plot/vg/vgsvg" // registers svg
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/locktest/locktest/history"
 )
 
-// dpi is the resolution of the PNGs; sizes below are in pixels at it.
-const dpi = 96
+// dpi is the resolution of CSS pixels: sizes are laid out in pixels at it
+// (px), and a PNG is drawn at pngScale times it, sharp on a high-density
+// screen. A page shows each image at its CSS size, so its text is as many
+// pixels high as it was laid out at.
+const (
+	dpi      = 96
+	pngScale = 2
+)
 
 func px(n float64) vg.Length { return vg.Length(n) * vg.Inch / dpi }
+
+// plotFace is the one typeface of every figure and chart, sans-serif like
+// the pages that show them.
+var plotFace = font.Font{Typeface: "Liberation", Variant: "Sans"}
+
+// Text sizes of the figures, in px: none is smaller than plotSmall, which
+// reads on a laptop.
+const (
+	plotSmall = 12.0 // ticks, legend, fault names
+	plotLabel = 13.0 // axis labels, client names
+	plotTitle = 16.0
+)
 
 // Colors shared by every figure, so a reader learns them once. Red is
 // reserved for overlapping holders.
@@ -46,8 +65,9 @@ var (
 	outcomeColors = map[history.Type]color.Color{history.OK: colorOK, history.Fail: colorFail, history.Info: colorInfo}
 )
 
-func textStyle(size vg.Length, c color.Color) text.Style {
-	return text.Style{Color: c, Font: font.From(plot.DefaultFont, size), Handler: plot.DefaultTextHandler}
+// textStyle is plotFace at sizePx.
+func textStyle(sizePx float64, c color.Color) text.Style {
+	return text.Style{Color: c, Font: font.From(plotFace, px(sizePx)), Handler: plot.DefaultTextHandler}
 }
 
 // figure is a plot with its legend in a strip underneath, where it covers
@@ -68,10 +88,14 @@ type legendEntry struct {
 func newFigure(title, ylabel string, width, height float64, start int64) *figure {
 	p := plot.New()
 	p.Title.Text = title
-	p.Title.TextStyle.Font.Size = vg.Points(13)
+	p.Title.TextStyle.Font = font.From(plotFace, px(plotTitle))
 	p.Title.Padding = px(10)
 	p.X.Label.Text = "seconds since the start of the run"
 	p.Y.Label.Text = ylabel
+	for _, a := range []*plot.Axis{&p.X, &p.Y} {
+		a.Label.TextStyle.Font = font.From(plotFace, px(plotLabel))
+		a.Tick.Label.Font = font.From(plotFace, px(plotSmall))
+	}
 	p.X.Min = 0
 	p.X.Tick.Marker = secondTicks{}
 	return &figure{p: p, width: width, height: height, xOrigin: start}
@@ -93,22 +117,47 @@ func (f *figure) faults(fs []history.Fault) {
 	f.addLegend("fault active", swatch{colorFault})
 }
 
-// render draws the figure as "png" or "svg".
+// Legend strip geometry, in px.
+const legendEntryH, legendPad = 20.0, 6.0
+
+// size is the figure's size with its legend strip.
+func (f *figure) size() (w, h vg.Length) {
+	return px(f.width), px(f.height + float64(len(f.legendRows()))*legendEntryH + legendPad)
+}
+
+// render draws the figure as "png" (at pngScale) or "svg".
 func (f *figure) render(format string) ([]byte, error) {
-	const entryH, pad = 18.0, 6.0
-	rows := f.legendRows()
-	w, h := px(f.width), px(f.height+float64(len(rows))*entryH+pad)
-	c, err := draw.NewFormattedCanvas(w, h, format)
-	if err != nil {
+	w, h := f.size()
+	var c interface {
+		vg.CanvasSizer
+		io.WriterTo
+	}
+	switch format {
+	case "png":
+		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(dpi*pngScale))}
+	case "svg":
+		c = vgsvg.New(w, h)
+	default:
+		return nil, fmt.Errorf("plot %q: no format %q", f.p.Title.Text, format)
+	}
+	f.draw(draw.New(c))
+	var buf bytes.Buffer
+	if _, err := c.WriteTo(&buf); err != nil {
 		return nil, fmt.Errorf("plot %q: %w", f.p.Title.Text, err)
 	}
-	dc := draw.New(c)
+	return buf.Bytes(), nil
+}
+
+// draw draws the plot and, under it, the legend onto dc, of f.size().
+func (f *figure) draw(dc draw.Canvas) {
+	h := dc.Max.Y - dc.Min.Y
+	rows := f.legendRows()
 	f.p.Draw(draw.Crop(dc, 0, 0, h-px(f.height), 0))
-	sty := textStyle(vg.Points(9), color.Black)
+	sty := textStyle(plotSmall, color.Black)
 	sty.YAlign = draw.YCenter
 	for i, row := range rows {
-		y := h - px(f.height) - px(pad/2) - px(entryH*(float64(i)+0.5))
-		x := px(60)
+		y := dc.Min.Y + h - px(f.height) - px(legendPad/2) - px(legendEntryH*(float64(i)+0.5))
+		x := dc.Min.X + px(60)
 		for _, e := range row {
 			thumb := draw.Canvas{Canvas: dc, Rectangle: vg.Rectangle{
 				Min: vg.Point{X: x, Y: y - px(6)}, Max: vg.Point{X: x + px(20), Y: y + px(6)}}}
@@ -117,16 +166,11 @@ func (f *figure) render(format string) ([]byte, error) {
 			x += px(26) + sty.Width(e.name) + px(22)
 		}
 	}
-	var buf bytes.Buffer
-	if _, err := c.WriteTo(&buf); err != nil {
-		return nil, fmt.Errorf("plot %q: %w", f.p.Title.Text, err)
-	}
-	return buf.Bytes(), nil
 }
 
 // legendRows wraps the legend entries into rows that fit the width.
 func (f *figure) legendRows() [][]legendEntry {
-	sty := textStyle(vg.Points(9), color.Black)
+	sty := textStyle(plotSmall, color.Black)
 	var rows [][]legendEntry
 	var row []legendEntry
 	x := px(60)
@@ -152,8 +196,9 @@ type faultBands struct {
 
 func (b *faultBands) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, _ := p.Transforms(&c)
-	sty := textStyle(vg.Points(8), colorFaultTx)
+	sty := textStyle(plotSmall, colorFaultTx)
 	sty.YAlign = draw.YTop
+	lineH := sty.Height("M")
 	for i, f := range b.faults {
 		x0 := max(c.Min.X, trX(b.fig.secs(f.Start)))
 		x1 := min(c.Max.X, max(trX(b.fig.secs(f.Stop)), x0+px(1)))
@@ -162,7 +207,7 @@ func (b *faultBands) Plot(c draw.Canvas, p *plot.Plot) {
 		}
 		c.FillPolygon(colorFault, box(x0, x1, c.Min.Y, c.Max.Y))
 		// Alternate two lines so neighbouring names do not collide.
-		y := c.Max.Y - px(2) - vg.Length(i%2)*px(11)
+		y := c.Max.Y - px(2) - vg.Length(i%2)*lineH
 		name := f.Name + " " + f.Target
 		if !f.Healed {
 			name += " (never healed)"

@@ -37,9 +37,11 @@ type checkRow struct {
 
 type faultRow struct {
 	history.Fault
-	LastedMs      float64
-	NextAcquireMs *float64
-	Effect        *checker.FaultEffect // nil in results written before efficacy was judged
+	LastedMs float64
+	// NextAcquire is when another client next acquired the lock; "—" when
+	// the results hold no recovery for the fault.
+	NextAcquire string
+	Effect      *checker.FaultEffect // nil in results written before efficacy was judged
 }
 
 // page is what report.html.tmpl renders.
@@ -78,9 +80,9 @@ func newPage(r Results, plots []plotFile) page {
 		p.AnyViolation = p.AnyViolation || len(c.Result.Violations) > 0
 	}
 	for i, f := range r.Checks.Faults {
-		row := faultRow{Fault: f, LastedMs: float64(f.Stop-f.Start) / 1e6}
+		row := faultRow{Fault: f, LastedMs: float64(f.Stop-f.Start) / 1e6, NextAcquire: "—"}
 		if i < len(r.Metrics.Recoveries) {
-			row.NextAcquireMs = r.Metrics.Recoveries[i].NextAcquireMs
+			row.NextAcquire = recoveryText(r.Metrics.Recoveries[i], r)
 		}
 		if i < len(r.Checks.Efficacy) {
 			row.Effect = &r.Checks.Efficacy[i]

@@ -4,6 +4,8 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -32,6 +34,9 @@ type TestCase struct {
 	// Err is set when the scenario could not be run or checked at all
 	// (crash, bad configuration): a JUnit error rather than a failure.
 	Err string
+	// Locktest and Servers say what the case ran on, as in Results.
+	Locktest Build
+	Servers  map[string]string
 }
 
 // Passed reports whether the case met its expectation.
@@ -48,7 +53,7 @@ func (c TestCase) Passed() bool {
 // CaseFromResults makes the test case of a finished run.
 func CaseFromResults(r Results, expected Outcome, took time.Duration) TestCase {
 	return TestCase{Scenario: r.Scenario, Group: r.Impl, Expected: expected, Actual: OutcomeOf(r.Verdict),
-		Command: r.Command, Duration: took, RunDir: r.Dir, Details: details(r)}
+		Command: r.Command, Duration: took, RunDir: r.Dir, Details: details(r), Locktest: r.Locktest, Servers: r.Servers}
 }
 
 // details is the few lines a CI failure message needs.
@@ -127,8 +132,15 @@ func junitCaseOf(c TestCase) junitCase {
 		group += "." + c.Group
 	}
 	jc := junitCase{Name: c.Scenario, Classname: group, Time: xmlSeconds(c.Duration.Seconds())}
-	for _, p := range [][2]string{{"expected", string(c.Expected)}, {"actual", string(c.Actual)},
-		{"command", c.Command}, {"run_dir", c.RunDir}} {
+	props := [][2]string{{"expected", string(c.Expected)}, {"actual", string(c.Actual)},
+		{"command", c.Command}, {"run_dir", c.RunDir}}
+	if c.Locktest.Go != "" {
+		props = append(props, [2]string{"locktest", c.Locktest.String()})
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.Servers)) {
+		props = append(props, [2]string{"server." + name, c.Servers[name]})
+	}
+	for _, p := range props {
 		if p[1] != "" {
 			jc.Properties = append(jc.Properties, junitProperty{Name: p[0], Value: p[1]})
 		}

@@ -66,3 +66,30 @@ func TestJUnit(t *testing.T) {
 		}
 	}
 }
+
+// TestJUnitVersions: a case says which locktest build and which servers it
+// ran on, as its results do.
+func TestJUnitVersions(t *testing.T) {
+	r := Results{Scenario: "redis-single_counter_none", Locktest: Build{Module: "github.com/locktest/locktest",
+		Version: "(devel)", Revision: "0123456789abcdef0123", Modified: true, Go: "go1.26.8"},
+		Servers: map[string]string{"redis-server": "7.0.15", "etcd": "3.4.23"}}
+	var buf bytes.Buffer
+	if err := WriteJUnit(&buf, Suite{Name: "s", Cases: []TestCase{CaseFromResults(r, Safe, time.Second)}}); err != nil {
+		t.Fatal(err)
+	}
+	var doc junitSuites
+	if err := xml.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, p := range doc.Suites[0].Cases[0].Properties {
+		got[p.Name] = p.Value
+	}
+	want := map[string]string{"locktest": "github.com/locktest/locktest (devel) 0123456789ab+modified go1.26.8",
+		"server.redis-server": "7.0.15", "server.etcd": "3.4.23"}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("property %s = %q, want %q", k, got[k], v)
+		}
+	}
+}

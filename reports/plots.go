@@ -2,6 +2,7 @@ package reports
 
 import (
 	"fmt"
+	"image/color"
 	"math"
 	"strconv"
 
@@ -15,11 +16,13 @@ import (
 
 var outcomes = []history.Type{history.OK, history.Fail, history.Info}
 
-// latencyPlot draws how long each acquire and release took, by when it
-// was called: the shape says which, the color how it ended. Info ops are
-// drawn at the time they gave up; ops that never completed are left out
-// (the caption counts them). The y axis is logarithmic because a healthy
-// acquire takes a fraction of a millisecond and a stalled one seconds.
+// latencyPlot draws how long each acquire and release took, at the time
+// it completed, with a line back to its call: a long acquire ends right of
+// the fault it waited through and spans it. The shape says which op, the
+// color how it ended. Info ops are drawn at the time they gave up; ops
+// that never completed are left out (the title counts them). The y axis
+// is logarithmic because a healthy acquire takes a fraction of a
+// millisecond and a stalled one seconds.
 func latencyPlot(ops []history.Op, faults []history.Fault, start, end int64) *figure {
 	f := newFigure("Acquire and release latency", "latency (ms, log scale)", 1100, 380, start)
 	f.p.X.Max = f.secs(end)
@@ -31,6 +34,7 @@ func latencyPlot(ops []history.Op, faults []history.Fault, start, end int64) *fi
 	for _, fn := range []string{history.FAcquire, history.FRelease} {
 		for _, o := range outcomes {
 			var xys plotter.XYs
+			waits := &spans{color: outcomeColors[o]}
 			for _, op := range ops {
 				if op.F != fn || op.Outcome != o || op.Process < 0 {
 					continue
@@ -42,12 +46,14 @@ func latencyPlot(ops []history.Op, faults []history.Fault, start, end int64) *fi
 				// log10 on a linear axis: gonum's LogScale misplaces the
 				// axis label and leaves a gap under the title.
 				y := math.Log10(max(floor, float64(op.Completed-op.Call)/1e6))
-				xys = append(xys, plotter.XY{X: f.secs(op.Call), Y: y})
+				xys = append(xys, plotter.XY{X: f.secs(op.Completed), Y: y})
+				waits.lines = append(waits.lines, [2]plotter.XY{{X: f.secs(op.Call), Y: y}, {X: f.secs(op.Completed), Y: y}})
 				ymin, ymax = min(ymin, y), max(ymax, y)
 			}
 			if len(xys) == 0 {
 				continue
 			}
+			f.p.Add(waits)
 			s, _ := plotter.NewScatter(xys)
 			s.GlyphStyle = draw.GlyphStyle{Color: outcomeColors[o], Radius: px(2.5), Shape: shapes[fn]}
 			f.p.Add(s)
@@ -58,12 +64,30 @@ func latencyPlot(ops []history.Op, faults []history.Fault, start, end int64) *fi
 		ymin, ymax = -1, 3
 	}
 	// Whole decades, with room above the highest point for fault names.
-	f.p.Y.Min, f.p.Y.Max = math.Floor(ymin), math.Ceil(ymax+0.3)
+	f.p.Y.Min, f.p.Y.Max = math.Floor(ymin), math.Ceil(ymax+0.8)
 	f.p.Y.Tick.Marker = decades{}
 	if never > 0 {
 		f.p.Title.Text += fmt.Sprintf(" (%d ops never completed, not drawn)", never)
 	}
 	return f
+}
+
+// spans draws each op's wait: a thin line from its call to its
+// completion, at its latency's height.
+type spans struct {
+	color color.Color
+	lines [][2]plotter.XY
+}
+
+func (s *spans) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	// Faint: timeouts retried back to back would otherwise make a bar.
+	faint := color.NRGBAModel.Convert(s.color).(color.NRGBA)
+	faint.A = 90
+	sty := draw.LineStyle{Color: faint, Width: px(1)}
+	for _, l := range s.lines {
+		c.StrokeLines(sty, c.ClipLinesXY([]vg.Point{{X: trX(l[0].X), Y: trY(l[0].Y)}, {X: trX(l[1].X), Y: trY(l[1].Y)}})...)
+	}
 }
 
 // ratePlot draws operations completed per second, one line per outcome.

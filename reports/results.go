@@ -38,6 +38,11 @@ type Results struct {
 	// Interrupted: the run was stopped before its end.
 	Interrupted bool     `json:"interrupted,omitempty"`
 	Notes       []string `json:"notes,omitempty"`
+	// Locktest is the build that checked the history.
+	Locktest Build `json:"locktest"`
+	// Servers are the versions of the servers the design runs on, by
+	// name, as installed when the history was checked.
+	Servers map[string]string `json:"servers,omitempty"`
 }
 
 // Files a run directory holds.
@@ -86,32 +91,39 @@ func Write(r Results, recs []history.Record) error {
 	return nil
 }
 
-// writePlots renders the three plots and writes them beside the report.
-func writePlots(r Results, recs []history.Record) ([]plotFile, error) {
-	tl := NewTimeline(recs, r.Checks)
+// reportPlot is one figure of a report and how the report shows it.
+type reportPlot struct {
+	plotFile
+	fig *figure
+}
+
+// plots are the three figures of a report, drawn from its history.
+func plots(r Results, recs []history.Record) []reportPlot {
+	tl := NewTimeline(recs)
 	ops := history.Ops(recs)
 	overlapNote := "No red: no two clients ever believed they held the same lock at once."
 	if n := len(tl.Episodes); n > 0 {
 		overlapNote = fmt.Sprintf("Red: another client believed it held the same lock at the same time (%d episode(s)).", n)
 	}
-	specs := []struct {
-		plotFile
-		fig *figure
-	}{
+	return []reportPlot{
 		{plotFile{ID: "timeline", Title: "Who believed they held the lock", PNG: TimelinePNG, SVG: TimelineSVG,
 			Caption: "One row per client; a bar from each successful acquire to the release call. " + overlapNote +
 				" Shaded: faults, named at the top."},
 			tl.Plot("Who believed they held the lock — " + r.Scenario)},
 		{plotFile{ID: "latency", Title: "Latency", PNG: LatencyPNG,
-			Caption: "Each acquire (circle) and release (triangle) at the time it was called; blue ok, purple fail (definitely not done), orange info (unknown outcome)."},
+			Caption: "Each acquire (circle) and release (triangle) at the time it completed, with a line back to when it was called; blue ok, purple fail (definitely not done), orange info (unknown outcome)."},
 			latencyPlot(ops, tl.Faults, tl.Start, tl.End)},
 		{plotFile{ID: "rate", Title: "Rate", PNG: RatePNG,
 			Caption: "Client operations (acquire, release, critical section) completed per second, by outcome."},
 			ratePlot(ops, tl.Faults, tl.Start, tl.End)},
 	}
+}
+
+// writePlots renders the three plots and writes them beside the report.
+func writePlots(r Results, recs []history.Record) ([]plotFile, error) {
 	var out []plotFile
 	var errs []error
-	for _, s := range specs {
+	for _, s := range plots(r, recs) {
 		pf := s.plotFile
 		pf.Width = int(s.fig.width)
 		png, err := s.fig.render("png")

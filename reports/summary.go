@@ -38,14 +38,7 @@ func Summary(w io.Writer, r Results) {
 	if len(m.Recoveries) > 0 {
 		var rs []string
 		for _, rec := range m.Recoveries {
-			// Bounded by what was seen: a fault just before the end says
-			// little, one long before it says the lock did not come back.
-			end := c.Start + int64(m.SpanSeconds*1e9)
-			took := fmt.Sprintf("never in the %.1f s the run went on", float64(end-rec.Start)/1e9)
-			if rec.NextAcquireMs != nil {
-				took = fmt.Sprintf("%.0f ms", *rec.NextAcquireMs)
-			}
-			rs = append(rs, fmt.Sprintf("%s on %s %s", rec.Fault, rec.Target, took))
+			rs = append(rs, fmt.Sprintf("%s on %s %s", rec.Fault, rec.Target, recoveryText(rec, r)))
 		}
 		fmt.Fprintf(w, "recovery  next acquire by another client after each fault began: %s\n", strings.Join(limit(rs, 4), "; "))
 	}
@@ -133,4 +126,16 @@ func limit(s []string, n int) []string {
 		return s
 	}
 	return append(s[:n:n], fmt.Sprintf("… %d more", len(s)-n))
+}
+
+// recoveryText says how long after rec's fault began another client
+// acquired the lock: "350 ms later", or, when none did, "never" bounded by
+// what was seen: a fault just before the end says little, one long before
+// it says the lock did not come back.
+func recoveryText(rec checker.Recovery, r Results) string {
+	if rec.NextAcquireMs != nil {
+		return fmt.Sprintf("%.0f ms later", *rec.NextAcquireMs)
+	}
+	end := r.Checks.Start + int64(r.Metrics.SpanSeconds*1e9)
+	return fmt.Sprintf("never in the %.1f s the run went on", float64(end-rec.Start)/1e9)
 }

@@ -5,8 +5,8 @@ import (
 	"math"
 	"sort"
 
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/locktest/locktest/checker"
@@ -56,7 +56,9 @@ type Mark struct {
 // Kinds of marks.
 const (
 	MarkRejected = "stale write rejected"
-	MarkLost     = "write of a lost update"
+	// MarkLost is an acknowledged write of a value another write had
+	// already written: one update lost.
+	MarkLost = "lost update: wrote a value already written"
 )
 
 // Overlaps returns the red bars: the stretches with two believed holders.
@@ -70,9 +72,8 @@ func (t Timeline) Overlaps() []Bar {
 	return out
 }
 
-// NewTimeline builds the holder timeline of a history. rep names the
-// writes of lost updates.
-func NewTimeline(recs []history.Record, rep checker.Report) Timeline {
+// NewTimeline builds the holder timeline of a history.
+func NewTimeline(recs []history.Record) Timeline {
 	ops := history.Ops(recs)
 	t := Timeline{Start: history.Start(recs), Faults: history.Faults(recs)}
 	for _, r := range recs {
@@ -113,14 +114,37 @@ func NewTimeline(recs []history.Record, rep checker.Report) Timeline {
 			t.Marks = append(t.Marks, Mark{Client: op.Process, Time: op.Completed, Kind: MarkRejected, Index: op.InvokeIndex})
 		}
 	}
-	for _, v := range rep.Resource.Violations {
-		for _, op := range v.Ops {
-			if op.F == history.FIncr && op.Return != history.Never {
-				t.Marks = append(t.Marks, Mark{Client: op.Process, Time: op.Return, Kind: MarkLost, Index: op.Index})
-			}
+	t.Marks = append(t.Marks, lostMarks(ops)...)
+	return t
+}
+
+// lostMarks marks, for each value written to a key more than once, every
+// write of it but the first to return: each is one lost update. Every
+// increment writes the value it read plus one, so the values written run
+// from 1 to the highest, and the marks number acknowledged increments
+// minus that highest value: the resource check's lost count whenever the
+// final value is the highest written, however the writes interleaved.
+func lostMarks(ops []history.Op) []Mark {
+	type written struct {
+		key   string
+		value int64
+	}
+	byValue := map[written][]history.Op{}
+	for _, op := range ops {
+		if op.F == history.FIncr && op.Outcome == history.OK && op.Value != nil {
+			w := written{op.Key, *op.Value + 1}
+			byValue[w] = append(byValue[w], op)
 		}
 	}
-	return t
+	var marks []Mark
+	for _, writes := range byValue {
+		sort.Slice(writes, func(i, j int) bool { return writes[i].Completed < writes[j].Completed })
+		for _, op := range writes[1:] {
+			marks = append(marks, Mark{Client: op.Process, Time: op.Completed, Kind: MarkLost, Index: op.InvokeIndex})
+		}
+	}
+	sort.Slice(marks, func(i, j int) bool { return marks[i].Time < marks[j].Time })
+	return marks
 }
 
 // episodes merges the contested holds of one key into spans.
@@ -226,6 +250,6 @@ func (t Timeline) Plot(title string) *figure {
 	// Headroom above the top row for the fault names.
 	f.p.Y.Min, f.p.Y.Max = -0.6, float64(n)-0.4+0.7
 	f.p.Y.Padding, f.p.X.Padding = 0, 0
-	f.p.Y.Tick.Label.Font.Size = vg.Points(10)
+	f.p.Y.Tick.Label.Font = font.From(plotFace, px(plotLabel))
 	return f
 }

@@ -2,8 +2,15 @@ package reports
 
 import (
 	"bytes"
+	"compress/gzip"
+	"fmt"
 	"image/png"
+	"os"
+	"path/filepath"
 	"testing"
+
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/recorder"
 
 	"github.com/locktest/locktest/checker"
 	"github.com/locktest/locktest/history"
@@ -59,7 +66,7 @@ func TestTimeline(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			tl := NewTimeline(tc.recs, checker.Check(tc.recs, checker.Options{}))
+			tl := NewTimeline(tc.recs)
 			if got := len(tl.Overlaps()); got != tc.red {
 				t.Errorf("%d red bars, want %d: %+v", got, tc.red, tl.Bars)
 			}
@@ -88,4 +95,89 @@ func TestTimeline(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestLostMarks: the timeline marks each write of a value already
+// written, and the marks number the resource check's lost updates: a
+// paused writer that wrote 1 after 3 was written, and those who then
+// wrote 2 and 3 again.
+func TestLostMarks(t *testing.T) {
+	var recs []history.Record
+	write := func(c int, read, call, ret int64) {
+		inv := history.Record{Process: c, Seq: len(recs) + 1, Type: history.Invoke, F: history.FIncr, Key: "lock-0", Time: call * 1e6}
+		done := inv
+		done.Type, done.Time, done.Value = history.OK, ret*1e6, history.Int64(read)
+		recs = append(recs, inv, done)
+	}
+	write(0, 0, 0, 10)
+	write(1, 1, 11, 20)
+	write(2, 2, 21, 30)
+	write(3, 0, 1, 40) // read 0 before the pause, wrote 1 over 3
+	write(1, 1, 41, 50)
+	write(2, 1, 42, 60) // read 1 as c1 did
+	write(3, 2, 61, 70)
+	final := history.Record{Process: -1, Seq: 1, Type: history.Invoke, F: history.FRead, Key: "lock-0", Time: 80e6}
+	done := final
+	done.Type, done.Time, done.Value = history.OK, 81e6, history.Int64(3)
+	recs = append(recs, final, done)
+
+	var got []int
+	for _, m := range NewTimeline(recs).Marks {
+		if m.Kind == MarkLost {
+			got = append(got, m.Client)
+		}
+	}
+	if want := []int{3, 1, 2, 3}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("lost-update marks on clients %v, want %v", got, want)
+	}
+	if lost := checker.Check(recs, checker.Options{}).Stats.Lost; len(got) != lost || lost != 4 {
+		t.Errorf("%d lost-update marks, the resource check counts %d lost, want 4 both", len(got), lost)
+	}
+}
+
+// TestPlotText: every word the report's figures draw is in the one
+// sans-serif face, at least 11 px high as the page shows it.
+func TestPlotText(t *testing.T) {
+	recs := storedHistory(t)
+	for _, p := range plots(Results{Scenario: "redis-single_counter_pause-holder"}, recs) {
+		var rec recorder.Canvas
+		w, h := p.fig.size()
+		p.fig.draw(draw.NewCanvas(&rec, w, h))
+		var words int
+		for _, a := range rec.Actions {
+			s, ok := a.(*recorder.FillString)
+			if !ok {
+				continue
+			}
+			words++
+			if s.Font.Typeface != plotFace.Typeface || s.Font.Variant != plotFace.Variant {
+				t.Errorf("%s: %q in %s %s, want %s %s", p.ID, s.String, s.Font.Typeface, s.Font.Variant, plotFace.Typeface, plotFace.Variant)
+			}
+			if size := float64(s.Size / px(1)); size < 11 {
+				t.Errorf("%s: %q at %.1f px, want at least 11", p.ID, s.String, size)
+			}
+		}
+		if words < 10 {
+			t.Errorf("%s: %d strings drawn, want a title, labels, ticks and a legend", p.ID, words)
+		}
+	}
+}
+
+// storedHistory reads the history of the stored 60 s run.
+func storedHistory(t *testing.T) []history.Record {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", "run-60s-8c", HistoryFile+".gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := history.Read(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
 }

@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -145,16 +147,7 @@ func Run(ctx context.Context, cfg Resolved) (reports.Results, error) {
 // installed, saying which package provides them; a suite checks all its
 // scenarios before it starts any.
 func CheckBinaries(cfg Resolved) error {
-	bins := map[string]string{}
-	for b, p := range cfg.Design.Binaries {
-		bins[b] = p
-	}
-	if cfg.Workload.NeedsResource && !cfg.Design.GuardsWrites {
-		bins["redis-server"] = "redis-server"
-	}
-	if needsClockShim(cfg) {
-		bins["cc"] = "gcc"
-	}
+	bins := binaries(cfg)
 	for b, p := range bins {
 		if _, err := cluster.LookBinary(b, p); err != nil {
 			if p == "" { // no package provides the user's own program
@@ -167,6 +160,22 @@ func CheckBinaries(cfg Resolved) error {
 		return checkImages(cfg, bins)
 	}
 	return nil
+}
+
+// binaries are the programs a scenario runs, each with the Debian package
+// that provides it ("" for the user's own program).
+func binaries(cfg Resolved) map[string]string {
+	bins := map[string]string{}
+	for b, p := range cfg.Design.Binaries {
+		bins[b] = p
+	}
+	if cfg.Workload.NeedsResource && !cfg.Design.GuardsWrites {
+		bins["redis-server"] = "redis-server"
+	}
+	if needsClockShim(cfg) {
+		bins["cc"] = "gcc"
+	}
+	return bins
 }
 
 // checkImages refuses a docker run whose images are not built, or whose
@@ -521,7 +530,8 @@ func (r *run) finalRead(ctx context.Context, resource *cluster.Node, dep impls.D
 // scenario; Analyze needs no server.
 func Analyze(dir string, cfg Resolved) (reports.Results, error) {
 	res := reports.Results{Scenario: cfg.Scenario, Impl: cfg.Impl, Workload: cfg.Workload.Name, Faults: cfg.Config.Faults,
-		Seed: cfg.Seed, Clients: cfg.Clients, Command: cfg.Command(), Config: cfg.Config, Dir: dir}
+		Seed: cfg.Seed, Clients: cfg.Clients, Command: cfg.Command(), Config: cfg.Config, Dir: dir,
+		Locktest: reports.CurrentBuild(), Servers: cluster.ServerVersions(slices.Collect(maps.Keys(binaries(cfg))))}
 	recs, err := history.ReadFile(filepath.Join(dir, reports.HistoryFile))
 	switch {
 	case errors.Is(err, history.ErrTruncated):

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/locktest/locktest/reports"
 )
 
 // newRunDir creates <store>/<scenario>/<timestamp>/ (Jepsen's layout) and
@@ -80,7 +82,11 @@ func relink(link, target string) error {
 const ConfigFile = "config.json"
 
 func writeConfig(dir string, cfg Config) error {
-	data, err := json.MarshalIndent(cfg, "", "  ")
+	// The build that started the run rides along; LoadConfig ignores it.
+	data, err := json.MarshalIndent(struct {
+		Config
+		Locktest string `json:"locktest"`
+	}{cfg, reports.CurrentBuild().String()}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("write config: %w", err)
 	}

@@ -82,6 +82,15 @@ func TestReports(t *testing.T) {
 				t.Fatalf("embedded plot is not a PNG: %v", err)
 			}
 		}
+		// What the browser shows holds no format-verb garbage (%!f(…)),
+		// and every fault row says when the lock was next acquired.
+		dom := dumpDOM(t, page)
+		if i := strings.Index(dom, "%!"); i >= 0 {
+			t.Errorf("report.html as rendered holds format-verb garbage: %q", dom[i:min(len(dom), i+60)])
+		}
+		if rows, said := len(unsafe.Checks.Faults), regexp.MustCompile(`\d+ ms later|never in the`).FindAllString(dom, -1); rows == 0 || len(said) != rows {
+			t.Errorf("%d fault rows, %d say when the lock was next acquired", rows, len(said))
+		}
 		shot := screenshot(t, page, 1280, 2400)
 		st := pixelStats(shot)
 		t.Logf("screenshot: %d colors, %.1f%% not white, %d overlap-red pixels, %d fault-shade pixels",
@@ -111,12 +120,18 @@ func TestReports(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tl := reports.NewTimeline(recs, tc.res.Checks)
-			var rejected int
+			tl := reports.NewTimeline(recs)
+			var rejected, lost int
 			for _, m := range tl.Marks {
-				if m.Kind == reports.MarkRejected {
+				switch m.Kind {
+				case reports.MarkRejected:
 					rejected++
+				case reports.MarkLost:
+					lost++
 				}
+			}
+			if lost != tc.res.Checks.Stats.Lost {
+				t.Errorf("%s: %d lost-update marks, the summary counts %d lost", tc.name, lost, tc.res.Checks.Stats.Lost)
 			}
 			t.Logf("%s: %d bars, %d red, %d episodes, %d rejected-write marks", tc.name, len(tl.Bars), len(tl.Overlaps()), len(tl.Episodes), rejected)
 			if len(tl.Bars) < 20 {
@@ -295,6 +310,25 @@ func analyzeHistory(t *testing.T, store string, hist []byte) analyzed {
 		t.Fatalf("analyze wrote no report: %v", err)
 	}
 	return analyzed{res: res, code: r.code, stdout: r.stdout, html: string(html)}
+}
+
+// dumpDOM opens page in headless Chromium and returns the document as
+// the browser built it.
+func dumpDOM(t *testing.T, page string) string {
+	t.Helper()
+	profile := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, "chromium", "--headless", "--no-sandbox", "--disable-gpu",
+		"--user-data-dir="+profile, "--dump-dom", "file://"+page)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("chromium --dump-dom: %v\n%s", err, stderr.String())
+	}
+	assertNothingLeft(t, profile)
+	return string(out)
 }
 
 // screenshot opens page in headless Chromium (Debian's chromium; a missing

@@ -1,0 +1,84 @@
+package reports_test
+
+import (
+	"bytes"
+	"encoding/base64"
+	"html"
+	"image/png"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+
+	"github.com/locktest/locktest/history"
+	"github.com/locktest/locktest/reports"
+	"github.com/locktest/locktest/runner"
+)
+
+// TestStoredRunReport re-checks the stored 60 s run (12 faults, 12 lost
+// updates) and reads its report.html as a user would: no format-verb
+// garbage, a recovery time in words for every fault, as many lost-update
+// marks on the timeline as the summary counts lost updates, and plots
+// shown at the size they were laid out at.
+func TestStoredRunReport(t *testing.T) {
+	cfg, err := runner.LoadConfig(stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resolved, err := runner.Resolve(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := runner.Analyze(runDir(t), resolved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Checks.Stats.Lost == 0 || len(res.Checks.Faults) == 0 {
+		t.Fatalf("%d lost, %d faults: not the stored run", res.Checks.Stats.Lost, len(res.Checks.Faults))
+	}
+	page, err := os.ReadFile(filepath.Join(res.Dir, reports.ReportFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i := bytes.Index(page, []byte("%!")); i >= 0 {
+		t.Errorf("report.html holds format-verb garbage: %q", page[i:min(len(page), i+60)])
+	}
+	recovery := regexp.MustCompile(`<td class="num">(\d+ ms later|never in the [0-9.]+ s the run went on)</td><td>`)
+	if n := len(recovery.FindAll(page, -1)); n != len(res.Checks.Faults) {
+		t.Errorf("%d fault rows say when the lock was next acquired, want %d", n, len(res.Checks.Faults))
+	}
+
+	recs, err := history.ReadFile(filepath.Join(res.Dir, reports.HistoryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var marked int
+	for _, m := range reports.NewTimeline(recs).Marks {
+		if m.Kind == reports.MarkLost {
+			marked++
+		}
+	}
+	if marked != res.Checks.Stats.Lost {
+		t.Errorf("the timeline marks %d lost updates, the summary counts %d", marked, res.Checks.Stats.Lost)
+	}
+
+	imgs := regexp.MustCompile(`<img src="data:image/png;base64,([^"]+)" alt="[^"]*" width="(\d+)">`).FindAllSubmatch(page, -1)
+	if len(imgs) != 3 {
+		t.Fatalf("%d plots in report.html, want 3", len(imgs))
+	}
+	for _, m := range imgs {
+		raw, err := base64.StdEncoding.DecodeString(html.UnescapeString(string(m[1])))
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.DecodeConfig(bytes.NewReader(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		shown, _ := strconv.Atoi(string(m[2]))
+		if img.Width != 2*shown {
+			t.Errorf("a %d px wide plot shown %d px wide: want it drawn at twice its size", img.Width, shown)
+		}
+	}
+}
