@@ -91,6 +91,7 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	timeout := runner.Duration(0)
 	fs.Var(&timeout, "check-timeout", "time limit of each porcupine check (default: the run's)")
+	noReport := fs.Bool("no-report", false, "check and print the summary only; leave the run directory as it is")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: locktest analyze [flags] <run dir>\n\nRe-checks a stored history (a truncated one too) and rewrites the report.\nNo server is started.\n\nflags:")
 		fs.PrintDefaults()
@@ -119,9 +120,16 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return exitCode(err, stderr)
 	}
-	res, err := runner.Analyze(dir, resolved)
+	analyze := runner.Analyze
+	if *noReport {
+		analyze = runner.Recheck
+	}
+	res, err := analyze(dir, resolved)
 	if err != nil {
 		return exitCode(err, stderr)
+	}
+	if *noReport {
+		res.Notes = append(res.Notes, "--no-report: the files in the run directory are from an earlier check")
 	}
 	reports.Summary(stdout, res)
 	return verdictCode(res.Verdict)
