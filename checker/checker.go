@@ -2,7 +2,6 @@ package checker
 
 import (
 	"fmt"
-	"os"
 	"sort"
 	"time"
 
@@ -61,9 +60,13 @@ type Result struct {
 	// break the design. Nil when nothing (or nothing with a time) was found.
 	FirstViolationS *float64 `json:"first_violation_s,omitempty"`
 	Note            string   `json:"note,omitempty"`
+	// Visualized says what porcupine's visualization leaves out, when the
+	// history is too long to draw whole; empty when it draws everything.
+	Visualized string `json:"visualized,omitempty"`
 
-	model porcupine.Model
-	info  porcupine.LinearizationInfo
+	model   porcupine.Model
+	viz     []segment // what the visualization draws
+	timeout time.Duration
 }
 
 // ResourceStats counts what happened to the protected resource.
@@ -91,7 +94,8 @@ type Report struct {
 
 // Options tune the checks.
 type Options struct {
-	// Timeout bounds each porcupine run; when it is hit the verdict is Unknown.
+	// Timeout bounds each check (all its segments together); when it is hit
+	// the verdict is Unknown.
 	Timeout time.Duration
 	// MaxViolations bounds how many violations are listed per check.
 	MaxViolations int
@@ -99,6 +103,9 @@ type Options struct {
 	// for an overlap that begins after it healed; 0 looks at the fault's
 	// window only.
 	TTL time.Duration
+	// Whole checks each key's operations in one piece, as before the checks
+	// cut them into segments: only to compare the two.
+	Whole bool
 }
 
 // RejectedError is the error text a workload records for a write the
@@ -116,46 +123,16 @@ func Check(recs []history.Record, opt Options) Report {
 	ops := history.Ops(recs)
 	faults := history.Faults(recs)
 	start := history.Start(recs)
-	clients := clientIDs(ops)
-
-	var lockOps, counterOps []porcupine.Operation
-	for _, op := range ops {
-		p := porcupine.Operation{ClientId: clients[op.Process], Call: op.Call, Return: op.Return, Metadata: op}
-		switch op.F {
-		case history.FAcquire, history.FRelease:
-			if op.F == history.FAcquire && op.Outcome == history.Fail {
-				continue // definitely did not happen
-			}
-			p.Input = lockInput{Process: op.Process, F: op.F, Outcome: op.Outcome, Key: op.Key}
-			lockOps = append(lockOps, p)
-		case history.FCrash:
-			// The dead client's lease may run out at any time from now: an
-			// unknown release.
-			p.Input = lockInput{Process: op.Process, F: history.FRelease, Outcome: history.Info, Key: op.Key}
-			lockOps = append(lockOps, p)
-		case history.FIncr, history.FRead:
-			if op.Outcome == history.Fail || (op.F == history.FRead && op.Outcome != history.OK) {
-				continue
-			}
-			in := counterInput{Process: op.Process, F: op.F, Outcome: op.Outcome, Key: op.Key}
-			if op.Value != nil {
-				in.Value = *op.Value
-			} else if op.Outcome == history.Info {
-				// A client killed inside its critical section: we never
-				// learned what it read, but its write may have landed.
-				in.Blind = true
-			} else {
-				continue
-			}
-			p.Input = in
-			counterOps = append(counterOps, p)
-		}
-	}
+	lockOps, counterOps := modelOps(ops)
 
 	rep := Report{Faults: faults, Start: start, Efficacy: efficacy(ops, faults, start, opt.TTL)}
-	rep.Mutex = run(MutexCheck, mutexModel.ToModel(), lockOps, opt.Timeout)
+	lockCut, counterCut := cutLocks, cutCounter
+	if opt.Whole {
+		lockCut, counterCut = whole, whole
+	}
+	rep.Mutex = run(MutexCheck, mutexModel, segmentsOf(lockOps, lockCut), opt.Timeout)
 	rep.Mutex.Violations = overlaps(ops, faults, opt.MaxViolations)
-	rep.Resource = run(ResourceCheck, counterModel.ToModel(), counterOps, opt.Timeout)
+	rep.Resource = run(ResourceCheck, counterModel, segmentsOf(counterOps, counterCut), opt.Timeout)
 	rep.Stats = resourceStats(ops)
 	rep.Resource.Violations = lostUpdates(ops, faults, rep.Stats, opt.MaxViolations)
 	explainUnnamed(&rep.Mutex, "the mutex model found no legal order of the lock operations (see the visualization)")
@@ -165,18 +142,114 @@ func Check(recs []history.Record, opt Options) Report {
 	return rep
 }
 
-func run(name string, model porcupine.Model, ops []porcupine.Operation, timeout time.Duration) Result {
-	res, info := porcupine.CheckOperationsVerbose(model, ops, timeout)
-	r := Result{Check: name, Ops: len(ops), model: model, info: info}
-	switch res {
-	case porcupine.Ok:
-		r.Verdict = Valid
-	case porcupine.Illegal:
-		r.Verdict = Invalid
-	default:
-		r.Verdict = Unknown
-		r.Note = fmt.Sprintf("porcupine did not finish within %s", timeout)
+// modelOps turns ops into the inputs of the mutex and counter models, one
+// list per key in key order, each in call order, leaving out what
+// definitely did not happen.
+func modelOps(ops []history.Op) (lockOps, counterOps [][]porcupine.Operation) {
+	clients := clientIDs(ops)
+	inputs := make([]any, len(ops)) // nil: in neither model
+	isLock := make([]bool, len(ops))
+	for i, op := range ops {
+		switch op.F {
+		case history.FAcquire, history.FRelease:
+			if op.F == history.FAcquire && op.Outcome == history.Fail {
+				continue // definitely did not happen
+			}
+			inputs[i], isLock[i] = lockInput{Process: op.Process, F: op.F, Outcome: op.Outcome}, true
+		case history.FCrash:
+			// The dead client's lease may run out at any time from now: an
+			// unknown release.
+			inputs[i], isLock[i] = lockInput{Process: op.Process, F: history.FRelease, Outcome: history.Info}, true
+		case history.FIncr, history.FRead:
+			if op.Outcome == history.Fail || (op.F == history.FRead && op.Outcome != history.OK) {
+				continue
+			}
+			in := counterInput{Process: op.Process, F: op.F, Outcome: op.Outcome}
+			if op.Value != nil {
+				in.Value = *op.Value
+			} else if op.Outcome == history.Info {
+				// A client killed inside its critical section: we never
+				// learned what it read, but its write may have landed.
+				in.Blind = true
+			} else {
+				continue
+			}
+			inputs[i] = in
+		}
 	}
+	// Size each key's list first: a long history appended op by op would
+	// briefly hold its ops twice.
+	lockCount, counterCount := map[string]int{}, map[string]int{}
+	for i, op := range ops {
+		switch {
+		case inputs[i] == nil:
+		case isLock[i]:
+			lockCount[op.Key]++
+		default:
+			counterCount[op.Key]++
+		}
+	}
+	lockOps, lockOf := byKey(lockCount)
+	counterOps, counterOf := byKey(counterCount)
+	for i := range ops {
+		if inputs[i] == nil {
+			continue
+		}
+		op := &ops[i]
+		p := porcupine.Operation{ClientId: clients[op.Process], Input: inputs[i], Call: op.Call, Return: op.Return, Metadata: op}
+		if isLock[i] {
+			k := lockOf[op.Key]
+			lockOps[k] = append(lockOps[k], p)
+		} else {
+			k := counterOf[op.Key]
+			counterOps[k] = append(counterOps[k], p)
+		}
+	}
+	return lockOps, counterOps
+}
+
+// byKey makes an empty list of the given capacity per key, in key order,
+// and says which list is whose.
+func byKey(count map[string]int) ([][]porcupine.Operation, map[string]int) {
+	keys := make([]string, 0, len(count))
+	for k := range count {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	lists := make([][]porcupine.Operation, len(keys))
+	index := map[string]int{}
+	for i, k := range keys {
+		lists[i], index[k] = make([]porcupine.Operation, 0, count[k]), i
+	}
+	return lists, index
+}
+
+// run checks the segments of one model and picks what its visualization
+// draws.
+func run(name string, m porcupine.NondeterministicModel, segs []segment, timeout time.Duration) Result {
+	model := segmented(m)
+	ops := 0
+	for _, s := range segs {
+		ops += len(s.ops)
+	}
+	r := Result{Check: name, Ops: ops, Verdict: Valid, model: model, timeout: timeout}
+	var failing []segment
+	for i, res := range checkSegments(model, segs, timeout) {
+		switch {
+		case res == porcupine.Illegal:
+			r.Verdict = Invalid
+		case res == porcupine.Unknown && r.Verdict == Valid:
+			r.Verdict = Unknown
+			r.Note = fmt.Sprintf("porcupine did not finish within %s", timeout)
+		}
+		if res != porcupine.Ok {
+			failing = append(failing, segs[i])
+		}
+	}
+	if r.Verdict == Invalid {
+		r.Note = ""
+	}
+	r.viz, r.Visualized = visualized(segs, failing, ops)
 	return r
 }
 
@@ -207,32 +280,6 @@ func firstViolation(vs []Violation, start int64) *float64 {
 		}
 	}
 	return first
-}
-
-// WriteVisualization writes porcupine's interactive HTML for this check.
-func (r Result) WriteVisualization(path string, faults []history.Fault) error {
-	if r.model.Init == nil {
-		return fmt.Errorf("no %s check to visualize", r.Check)
-	}
-	info := r.info
-	var notes []porcupine.Annotation
-	for _, f := range faults {
-		notes = append(notes, porcupine.Annotation{
-			Tag: "faults", Start: f.Start, End: f.Stop,
-			Description: f.Name, Details: f.Name + " on " + f.Target,
-			BackgroundColor: "#f3c6c6",
-		})
-	}
-	info.AddAnnotations(notes)
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("write visualization: %w", err)
-	}
-	if err := porcupine.Visualize(r.model, info, f); err != nil {
-		f.Close()
-		return fmt.Errorf("write visualization: %w", err)
-	}
-	return f.Close()
 }
 
 // clientIDs maps processes to porcupine's zero-based client ids; the

@@ -76,134 +76,147 @@ func final(call, ret int64, v int64) op {
 	return op{p: history.NemesisProcess, f: history.FRead, call: call, ret: ret, outcome: history.OK, value: v, hasValue: true}
 }
 
+// checkCases are hand-made histories with the verdicts they must get.
+var checkCases = []struct {
+	name          string
+	ops           []op
+	mutex, data   Verdict
+	lost          int
+	mutexNamesOps bool
+}{
+	{
+		name: "serial valid history",
+		ops: []op{
+			acq(0, 0, 1, history.OK), incr(0, 2, 3, history.OK, 0), rel(0, 4, 5, history.OK),
+			acq(1, 1, 6, history.OK), incr(1, 7, 8, history.OK, 1), rel(1, 9, 10, history.OK),
+			final(11, 12, 2),
+		},
+		mutex: Valid, data: Valid,
+	},
+	{
+		name: "two holders overlap",
+		ops: []op{
+			acq(0, 0, 1, history.OK), acq(1, 2, 3, history.OK),
+			rel(1, 4, 5, history.OK), rel(0, 6, 7, history.Fail),
+		},
+		mutex: Invalid, data: Valid, mutexNamesOps: true,
+	},
+	{
+		name: "indeterminate acquire is not treated as held",
+		ops: []op{
+			// c0's acquire timed out: it may have taken effect and expired,
+			// or never happened. c1 acquiring afterwards is legal.
+			acq(0, 0, 1, history.Info), acq(1, 2, 3, history.OK), rel(1, 4, 5, history.OK),
+			acq(2, 6, 7, history.OK), rel(2, 8, 9, history.OK),
+		},
+		mutex: Valid, data: Valid,
+	},
+	{
+		name: "failed acquire changes nothing",
+		ops: []op{
+			acq(0, 0, 1, history.OK), acq(1, 0, 2, history.Fail), rel(0, 3, 4, history.OK),
+		},
+		mutex: Valid, data: Valid,
+	},
+	{
+		name: "ok release by a client that does not hold the lock",
+		ops: []op{
+			acq(0, 0, 1, history.OK), rel(1, 2, 3, history.OK), rel(0, 4, 5, history.OK),
+		},
+		mutex: Invalid, data: Valid,
+	},
+	{
+		name: "refused release after expiry, no one else acquired",
+		ops: []op{
+			acq(0, 0, 1, history.OK), rel(0, 5, 6, history.Fail), acq(1, 7, 8, history.OK), rel(1, 9, 10, history.OK),
+		},
+		mutex: Valid, data: Valid,
+	},
+	{
+		name: "rejected fenced write has no effect",
+		ops: []op{
+			// c0 read 0 then stalled; c1 took over and incremented; c0's
+			// stale write was rejected. The data is intact.
+			incr(0, 0, 10, history.Fail, 0), incr(1, 2, 3, history.OK, 0), incr(1, 4, 5, history.OK, 1),
+			final(11, 12, 2),
+		},
+		mutex: Valid, data: Valid,
+	},
+	{
+		name: "lost update",
+		ops: []op{
+			incr(0, 0, 10, history.OK, 0), incr(1, 2, 3, history.OK, 0), final(11, 12, 1),
+		},
+		mutex: Valid, data: Invalid, lost: 1,
+	},
+	{
+		name: "indeterminate write that landed is allowed",
+		ops: []op{
+			incr(0, 0, 1, history.Info, 0), incr(1, 2, 3, history.OK, 1), final(4, 5, 2),
+		},
+		mutex: Valid, data: Valid,
+	},
+	{
+		name: "indeterminate write that did not land is allowed",
+		ops: []op{
+			incr(0, 0, 1, history.Info, 0), incr(1, 2, 3, history.OK, 0), final(4, 5, 1),
+		},
+		mutex: Valid, data: Valid,
+	},
+	{
+		name: "a crashed holder's lease may run out",
+		ops: []op{
+			// c0 died holding the lock (no release); after its lease ran
+			// out c1 acquired. Nobody alive believed in two holders.
+			acq(0, 0, 1, history.OK), crash(0, 2), acq(1, 5, 6, history.OK), rel(1, 7, 8, history.OK),
+		},
+		mutex: Valid, data: Valid,
+	},
+	{
+		name: "a holder that did not crash still overlaps",
+		ops: []op{
+			acq(0, 0, 1, history.OK), crash(2, 2), acq(1, 5, 6, history.OK), rel(1, 7, 8, history.OK),
+		},
+		mutex: Invalid, data: Valid,
+	},
+	{
+		name: "a blind write of a killed client may have landed",
+		ops: []op{
+			// c0 was killed inside its critical section: its read value was
+			// never reported, yet its write may have landed.
+			blind(0, 0), incr(1, 2, 3, history.OK, 1), final(4, 5, 2),
+		},
+		mutex: Valid, data: Valid,
+	},
+	{
+		name: "a blind write cannot explain two",
+		ops: []op{
+			blind(0, 0), incr(1, 2, 3, history.OK, 2), final(4, 5, 3),
+		},
+		mutex: Valid, data: Invalid,
+	},
+	{
+		name: "a waiting acquire granted after a later one",
+		ops: []op{
+			// c1 waits from 15 to 100 while c2, come later, holds from 40:
+			// cutting in c2's hold must carry c1's acquire over.
+			acq(0, 0, 10, history.OK), rel(0, 20, 30, history.OK),
+			acq(1, 15, 100, history.OK), acq(2, 25, 40, history.OK), rel(2, 50, 105, history.OK),
+			rel(1, 110, 120, history.OK),
+		},
+		mutex: Valid, data: Valid,
+	},
+	{
+		name: "final read exposes a stale write",
+		ops: []op{
+			incr(0, 0, 1, history.OK, 0), incr(1, 2, 3, history.OK, 1), final(4, 5, 1),
+		},
+		mutex: Valid, data: Invalid, lost: 1,
+	},
+}
+
 func TestCheck(t *testing.T) {
-	cases := []struct {
-		name          string
-		ops           []op
-		mutex, data   Verdict
-		lost          int
-		mutexNamesOps bool
-	}{
-		{
-			name: "serial valid history",
-			ops: []op{
-				acq(0, 0, 1, history.OK), incr(0, 2, 3, history.OK, 0), rel(0, 4, 5, history.OK),
-				acq(1, 1, 6, history.OK), incr(1, 7, 8, history.OK, 1), rel(1, 9, 10, history.OK),
-				final(11, 12, 2),
-			},
-			mutex: Valid, data: Valid,
-		},
-		{
-			name: "two holders overlap",
-			ops: []op{
-				acq(0, 0, 1, history.OK), acq(1, 2, 3, history.OK),
-				rel(1, 4, 5, history.OK), rel(0, 6, 7, history.Fail),
-			},
-			mutex: Invalid, data: Valid, mutexNamesOps: true,
-		},
-		{
-			name: "indeterminate acquire is not treated as held",
-			ops: []op{
-				// c0's acquire timed out: it may have taken effect and expired,
-				// or never happened. c1 acquiring afterwards is legal.
-				acq(0, 0, 1, history.Info), acq(1, 2, 3, history.OK), rel(1, 4, 5, history.OK),
-				acq(2, 6, 7, history.OK), rel(2, 8, 9, history.OK),
-			},
-			mutex: Valid, data: Valid,
-		},
-		{
-			name: "failed acquire changes nothing",
-			ops: []op{
-				acq(0, 0, 1, history.OK), acq(1, 0, 2, history.Fail), rel(0, 3, 4, history.OK),
-			},
-			mutex: Valid, data: Valid,
-		},
-		{
-			name: "ok release by a client that does not hold the lock",
-			ops: []op{
-				acq(0, 0, 1, history.OK), rel(1, 2, 3, history.OK), rel(0, 4, 5, history.OK),
-			},
-			mutex: Invalid, data: Valid,
-		},
-		{
-			name: "refused release after expiry, no one else acquired",
-			ops: []op{
-				acq(0, 0, 1, history.OK), rel(0, 5, 6, history.Fail), acq(1, 7, 8, history.OK), rel(1, 9, 10, history.OK),
-			},
-			mutex: Valid, data: Valid,
-		},
-		{
-			name: "rejected fenced write has no effect",
-			ops: []op{
-				// c0 read 0 then stalled; c1 took over and incremented; c0's
-				// stale write was rejected. The data is intact.
-				incr(0, 0, 10, history.Fail, 0), incr(1, 2, 3, history.OK, 0), incr(1, 4, 5, history.OK, 1),
-				final(11, 12, 2),
-			},
-			mutex: Valid, data: Valid,
-		},
-		{
-			name: "lost update",
-			ops: []op{
-				incr(0, 0, 10, history.OK, 0), incr(1, 2, 3, history.OK, 0), final(11, 12, 1),
-			},
-			mutex: Valid, data: Invalid, lost: 1,
-		},
-		{
-			name: "indeterminate write that landed is allowed",
-			ops: []op{
-				incr(0, 0, 1, history.Info, 0), incr(1, 2, 3, history.OK, 1), final(4, 5, 2),
-			},
-			mutex: Valid, data: Valid,
-		},
-		{
-			name: "indeterminate write that did not land is allowed",
-			ops: []op{
-				incr(0, 0, 1, history.Info, 0), incr(1, 2, 3, history.OK, 0), final(4, 5, 1),
-			},
-			mutex: Valid, data: Valid,
-		},
-		{
-			name: "a crashed holder's lease may run out",
-			ops: []op{
-				// c0 died holding the lock (no release); after its lease ran
-				// out c1 acquired. Nobody alive believed in two holders.
-				acq(0, 0, 1, history.OK), crash(0, 2), acq(1, 5, 6, history.OK), rel(1, 7, 8, history.OK),
-			},
-			mutex: Valid, data: Valid,
-		},
-		{
-			name: "a holder that did not crash still overlaps",
-			ops: []op{
-				acq(0, 0, 1, history.OK), crash(2, 2), acq(1, 5, 6, history.OK), rel(1, 7, 8, history.OK),
-			},
-			mutex: Invalid, data: Valid,
-		},
-		{
-			name: "a blind write of a killed client may have landed",
-			ops: []op{
-				// c0 was killed inside its critical section: its read value was
-				// never reported, yet its write may have landed.
-				blind(0, 0), incr(1, 2, 3, history.OK, 1), final(4, 5, 2),
-			},
-			mutex: Valid, data: Valid,
-		},
-		{
-			name: "a blind write cannot explain two",
-			ops: []op{
-				blind(0, 0), incr(1, 2, 3, history.OK, 2), final(4, 5, 3),
-			},
-			mutex: Valid, data: Invalid,
-		},
-		{
-			name: "final read exposes a stale write",
-			ops: []op{
-				incr(0, 0, 1, history.OK, 0), incr(1, 2, 3, history.OK, 1), final(4, 5, 1),
-			},
-			mutex: Valid, data: Invalid, lost: 1,
-		},
-	}
-	for _, tc := range cases {
+	for _, tc := range checkCases {
 		t.Run(tc.name, func(t *testing.T) {
 			rep := Check(build(tc.ops...), Options{Timeout: 10 * time.Second})
 			if rep.Mutex.Verdict != tc.mutex {

@@ -3,6 +3,11 @@
 // operations (did two clients believe they held the lock at once?) and an
 // atomic counter over the critical sections (did the protected data survive?).
 //
+// Each key's operations are cut, where every legal order must pass through
+// one known state, into segments that porcupine checks apart and in
+// parallel (segments.go): the verdict is the same as checking them whole,
+// and a long history costs about linear, not quadratic, time and memory.
+//
 // A checker timeout is Unknown, never Valid. Each Violation names the ops
 // behind it and the faults active when it happened.
 package checker

@@ -10,7 +10,7 @@ import (
 // hold is an interval in which a client believed it held a lock: from its
 // acquire returning ok to its release being invoked (or the end).
 type hold struct {
-	acquire history.Op
+	acquire *history.Op
 	release *history.Op
 	from    int64
 	to      int64
@@ -41,18 +41,39 @@ type Hold struct {
 // Contested returns the stretches of the holds during which another client
 // also believed it held the same lock: the pieces a timeline draws in red.
 // Each piece keeps the Process, Token and Released of its hold. Holds that
-// only touch at an instant do not overlap.
-func Contested(hs []Hold) []Hold {
-	var out []Hold
+// only touch at an instant do not overlap. of[n] is the index in hs of the
+// hold of piece n.
+//
+// Each hold is compared only with the holds that may overlap it, so that a
+// long history of orderly holds costs n log n, not n².
+func Contested(hs []Hold) (pieces []Hold, of []int) {
+	byFrom := make([]int, len(hs))
+	for i := range byFrom {
+		byFrom[i] = i
+	}
+	sort.SliceStable(byFrom, func(x, y int) bool { return hs[byFrom[x]].From < hs[byFrom[y]].From })
+	// reach[k]: the latest end among the holds byFrom[:k+1].
+	reach := make([]int64, len(hs))
+	for k, i := range byFrom {
+		reach[k] = hs[i].To
+		if k > 0 {
+			reach[k] = max(reach[k], reach[k-1])
+		}
+	}
 	for i, a := range hs {
 		var cuts [][2]int64
-		for j, b := range hs {
-			if i == j || a.Process == b.Process {
-				continue
+		overlap := func(j int) {
+			if b := hs[j]; j != i && a.Process != b.Process {
+				if from, to := max(a.From, b.From), min(a.To, b.To); from < to {
+					cuts = append(cuts, [2]int64{from, to})
+				}
 			}
-			if from, to := max(a.From, b.From), min(a.To, b.To); from < to {
-				cuts = append(cuts, [2]int64{from, to})
-			}
+		}
+		// The holds starting before a ends, back to where none earlier
+		// reaches past a's start.
+		end := sort.Search(len(byFrom), func(k int) bool { return hs[byFrom[k]].From >= a.To })
+		for k := end - 1; k >= 0 && reach[k] > a.From; k-- {
+			overlap(byFrom[k])
 		}
 		sort.Slice(cuts, func(x, y int) bool { return cuts[x][0] < cuts[y][0] })
 		for k := 0; k < len(cuts); {
@@ -61,10 +82,11 @@ func Contested(hs []Hold) []Hold {
 			for k++; k < len(cuts) && cuts[k][0] <= piece.To; k++ {
 				piece.To = max(piece.To, cuts[k][1])
 			}
-			out = append(out, piece)
+			pieces = append(pieces, piece)
+			of = append(of, i)
 		}
 	}
-	return out
+	return pieces, of
 }
 
 func holds(ops []history.Op) []hold {
@@ -81,7 +103,8 @@ func holds(ops []history.Op) []hold {
 	}
 	open := map[pk]*hold{}
 	var out []hold
-	for _, op := range ops { // in call order
+	for i := range ops { // in call order
+		op := &ops[i]
 		k := pk{op.Process, op.Key}
 		switch op.F {
 		case history.FAcquire:
@@ -90,8 +113,7 @@ func holds(ops []history.Op) []hold {
 			}
 		case history.FRelease, history.FCrash: // a dead client believes nothing
 			if h, ok := open[k]; ok {
-				rel := op
-				h.release, h.to = &rel, op.Call
+				h.release, h.to = op, op.Call
 				out = append(out, *h)
 				delete(open, k)
 			}
@@ -121,14 +143,14 @@ func overlaps(ops []history.Op, faults []history.Fault, limit int) []Violation {
 			continue
 		}
 		procs := map[int]bool{}
-		v := Violation{Time: others[0].from, Ops: []OpRef{ref(a.acquire)}, Faults: faultNames(faults, others[0].from, min(a.to, others[0].to))}
+		v := Violation{Time: others[0].from, Ops: []OpRef{ref(*a.acquire)}, Faults: faultNames(faults, others[0].from, min(a.to, others[0].to))}
 		if a.release != nil {
 			v.Ops = append(v.Ops, ref(*a.release))
 		}
 		for k, b := range others {
 			procs[b.acquire.Process] = true
 			if k < 4 {
-				v.Ops = append(v.Ops, ref(b.acquire))
+				v.Ops = append(v.Ops, ref(*b.acquire))
 			}
 		}
 		v.Summary = fmt.Sprintf("c%d believed it held %q from %s to %s while %d other client(s) acquired it %d time(s)",
@@ -179,37 +201,43 @@ func lostUpdates(ops []history.Op, faults []history.Fault, s ResourceStats, limi
 		key   string
 		value int64
 	}
-	groups := map[rk][]history.Op{}
+	// Most values are read once: remember the first reader of each, and
+	// gather groups only for values read again.
+	first := map[rk]int{}
+	groups := map[rk][]int{}
 	var order []rk
-	for _, op := range ops {
+	for i, op := range ops {
 		if op.F != history.FIncr || op.Outcome != history.OK || op.Value == nil {
 			continue
 		}
 		k := rk{op.Key, *op.Value}
-		if len(groups[k]) == 0 {
+		j, seen := first[k]
+		switch {
+		case !seen:
+			first[k] = i
+		case len(groups[k]) == 0:
+			groups[k] = []int{j, i}
 			order = append(order, k)
+		default:
+			groups[k] = append(groups[k], i)
 		}
-		groups[k] = append(groups[k], op)
 	}
+	// Report groups in the order of their first reader, as they happened.
+	sort.SliceStable(order, func(x, y int) bool { return first[order[x]] < first[order[y]] })
 	var out []Violation
 	for _, k := range order {
 		g := groups[k]
-		if len(g) < 2 {
-			continue
-		}
 		v := Violation{
 			Summary: fmt.Sprintf("%d critical sections on %q all read %d and wrote %d: %d update(s) lost",
 				len(g), k.key, k.value, k.value+1, len(g)-1),
-			Time: g[1].Return,
+			Time: ops[g[1]].Return,
 		}
-		for _, op := range g {
-			v.Ops = append(v.Ops, ref(op))
+		last := ops[g[0]].Return
+		for _, i := range g {
+			v.Ops = append(v.Ops, ref(ops[i]))
+			last = max(last, ops[i].Return)
 		}
-		last := g[0].Return
-		for _, op := range g {
-			last = max(last, op.Return)
-		}
-		v.Faults = faultNames(faults, g[0].Call, last)
+		v.Faults = faultNames(faults, ops[g[0]].Call, last)
 		out = append(out, v)
 		if len(out) >= limit {
 			break

@@ -2,7 +2,6 @@ package checker
 
 import (
 	"fmt"
-	"sort"
 
 	"github.com/anishathalye/porcupine"
 
@@ -17,7 +16,6 @@ type lockInput struct {
 	Process int
 	F       string
 	Outcome history.Type
-	Key     string
 }
 
 // mutexModel is an owner-aware mutex. acquire(c) is legal only when the lock
@@ -33,8 +31,7 @@ type lockInput struct {
 // An info op may or may not have taken effect, so the model is
 // nondeterministic and porcupine tries both.
 var mutexModel = porcupine.NondeterministicModel{
-	Partition: partitionByKey(func(in any) string { return in.(lockInput).Key }),
-	Init:      func() []any { return []any{free} },
+	Init: func() []any { return []any{free} },
 	Step: func(state, input, _ any) []any {
 		s, in := state.(int), input.(lockInput)
 		switch in.F {
@@ -82,7 +79,6 @@ type counterInput struct {
 	F       string
 	Value   int64
 	Outcome history.Type
-	Key     string
 	// Blind: an unknown increment whose read value was never reported.
 	Blind bool
 }
@@ -94,8 +90,7 @@ type counterInput struct {
 // only atomically; if it landed on a value it did not read, the final read
 // exposes it.
 var counterModel = porcupine.NondeterministicModel{
-	Partition: partitionByKey(func(in any) string { return in.(counterInput).Key }),
-	Init:      func() []any { return []any{int64(0)} },
+	Init: func() []any { return []any{int64(0)} },
 	Step: func(state, input, _ any) []any {
 		s, in := state.(int64), input.(counterInput)
 		switch {
@@ -127,24 +122,4 @@ var counterModel = porcupine.NondeterministicModel{
 		return fmt.Sprintf("incr(c%d) %d→%d %s", in.Process, in.Value, in.Value+1, in.Outcome)
 	},
 	DescribeState: func(state any) string { return fmt.Sprint(state.(int64)) },
-}
-
-func partitionByKey(key func(any) string) func([]porcupine.Operation) [][]porcupine.Operation {
-	return func(ops []porcupine.Operation) [][]porcupine.Operation {
-		byKey := map[string][]porcupine.Operation{}
-		var keys []string
-		for _, op := range ops {
-			k := key(op.Input)
-			if _, ok := byKey[k]; !ok {
-				keys = append(keys, k)
-			}
-			byKey[k] = append(byKey[k], op)
-		}
-		sort.Strings(keys)
-		out := make([][]porcupine.Operation, 0, len(keys))
-		for _, k := range keys {
-			out = append(out, byKey[k])
-		}
-		return out
-	}
 }

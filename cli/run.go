@@ -89,6 +89,7 @@ func cmdAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs.SetOutput(stderr)
 	timeout := runner.Duration(0)
 	fs.Var(&timeout, "check-timeout", "time limit of each porcupine check (default: the run's)")
+	noReport := fs.Bool("no-report", false, "check and print the summary only; leave the run directory as it is")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: locktest analyze [flags] <run dir>\n\nRe-checks a stored history (a truncated one too) and rewrites the report.\nNo server is started.\n\nflags:")
 		fs.PrintDefaults()
@@ -117,9 +118,12 @@ func cmdAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if err != nil {
 		return exitCode(err, stderr)
 	}
-	res, err := runner.AnalyzeContext(ctx, dir, resolved)
+	res, err := runner.AnalyzeContext(ctx, dir, resolved, !*noReport)
 	if err != nil {
 		return exitCode(err, stderr)
+	}
+	if *noReport {
+		res.Notes = append(res.Notes, "--no-report: the files in the run directory are from an earlier check")
 	}
 	reports.Summary(stdout, res)
 	return verdictCode(res.Verdict)

@@ -1,8 +1,9 @@
 package history
 
 import (
+	"cmp"
 	"math"
-	"sort"
+	"slices"
 )
 
 // Never is the return time of an operation whose outcome is unknown: it may
@@ -51,7 +52,13 @@ type Fault struct {
 func Ops(recs []Record) []Op {
 	type pk struct{ process, seq int }
 	open := map[pk]int{}
-	var ops []Op
+	invokes := 0
+	for _, r := range recs {
+		if r.Type == Invoke {
+			invokes++
+		}
+	}
+	ops := make([]Op, 0, invokes)
 	for _, r := range recs {
 		switch r.Type {
 		case Invoke:
@@ -79,7 +86,11 @@ func Ops(recs []Record) []Op {
 			op.Token, op.Cmds, op.Error, op.CompleteIndex = r.Token, r.Cmds, r.Error, r.Index
 		}
 	}
-	sort.SliceStable(ops, func(i, j int) bool { return ops[i].Call < ops[j].Call })
+	// Records arrive in time order, so ops usually are in call order already.
+	byCall := func(a, b Op) int { return cmp.Compare(a.Call, b.Call) }
+	if !slices.IsSortedFunc(ops, byCall) {
+		slices.SortStableFunc(ops, byCall)
+	}
 	return ops
 }
 

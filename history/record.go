@@ -142,22 +142,59 @@ func ReadFile(path string) ([]Record, error) {
 		return nil, fmt.Errorf("read history: %w", err)
 	}
 	defer f.Close()
-	return Read(f)
+	// Counting the lines first sizes the records once: a long history grown
+	// by appending would briefly hold two copies of them.
+	lines, err := countLines(f)
+	if err != nil {
+		return nil, fmt.Errorf("read history: %w", err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("read history: %w", err)
+	}
+	return read(f, lines+1)
+}
+
+func countLines(r io.Reader) (int, error) {
+	buf := make([]byte, 1<<20)
+	n := 0
+	for {
+		k, err := r.Read(buf)
+		n += bytes.Count(buf[:k], []byte{'\n'})
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
 }
 
 // Read parses JSON Lines records from r; see ReadFile.
-func Read(r io.Reader) ([]Record, error) {
-	var recs []Record
-	br := bufio.NewReader(r)
+func Read(r io.Reader) ([]Record, error) { return read(r, 0) }
+
+func read(r io.Reader, capacity int) ([]Record, error) {
+	recs := make([]Record, 0, capacity)
+	br := bufio.NewReaderSize(r, 1<<20)
+	var dec decoder
+	var long []byte // a line longer than the buffer, pieced together
 	for lineNo := 1; ; lineNo++ {
-		line, err := br.ReadBytes('\n')
+		line, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			long = append(long[:0], line...)
+			for err == bufio.ErrBufferFull {
+				line, err = br.ReadSlice('\n')
+				long = append(long, line...)
+			}
+			line = long
+		}
 		complete := err == nil
 		if err != nil && err != io.EOF {
 			return recs, fmt.Errorf("read history line %d: %w", lineNo, err)
 		}
 		if trimmed := bytes.TrimSpace(line); len(trimmed) > 0 {
-			var rec Record
-			if jerr := json.Unmarshal(trimmed, &rec); jerr != nil {
+			recs = append(recs, Record{})
+			if jerr := dec.decode(trimmed, &recs[len(recs)-1]); jerr != nil {
+				recs = recs[:len(recs)-1]
 				if !complete {
 					return recs, ErrTruncated
 				}
@@ -166,9 +203,8 @@ func Read(r io.Reader) ([]Record, error) {
 			if !complete {
 				// A final line without its newline may be a cut that happens
 				// to parse (a number cut short); the writer always ends lines.
-				return recs, ErrTruncated
+				return recs[:len(recs)-1], ErrTruncated
 			}
-			recs = append(recs, rec)
 		}
 		if !complete {
 			return recs, nil

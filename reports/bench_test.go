@@ -2,6 +2,8 @@ package reports_test
 
 import (
 	"compress/gzip"
+	"encoding/json"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/locktest/locktest/checker"
 	"github.com/locktest/locktest/history"
+	"github.com/locktest/locktest/history/historytest"
 	"github.com/locktest/locktest/reports"
 	"github.com/locktest/locktest/runner"
 )
@@ -117,4 +120,83 @@ func dirBytes(b *testing.B, dir string) int64 {
 		b.Fatal(err)
 	}
 	return n
+}
+
+// BenchmarkAnalyzeLarge times `locktest analyze` of a valid synthetic
+// counter history of 1M client ops and 8 clients, on 64 keys and on one
+// (no server): "report" is the whole analyze, "no-report" is analyze
+// --no-report. It reports the bytes the written files take.
+//
+//	go test -run '^$' -bench AnalyzeLarge -benchtime 1x ./reports
+//
+// Peak memory is the process's, so it is measured on the command instead:
+// /usr/bin/time -v locktest analyze <dir> on a directory this benchmark's
+// runDirOf makes.
+func BenchmarkAnalyzeLarge(b *testing.B) {
+	for _, keys := range []int{64, 1} {
+		g := historytest.Counter{Clients: 8, Keys: keys, Ops: 1_000_000, Seed: 1}
+		dir, resolved := runDirOf(b, g)
+		for _, write := range []bool{true, false} {
+			name, analyze := fmt.Sprintf("keys=%d/report", keys), runner.Analyze
+			if !write {
+				name, analyze = fmt.Sprintf("keys=%d/no-report", keys), runner.Recheck
+			}
+			b.Run(name, func(b *testing.B) {
+				var res reports.Results
+				var err error
+				for range b.N {
+					if res, err = analyze(dir, resolved); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if res.Verdict != checker.Valid {
+					b.Fatalf("verdict %s, want valid", res.Verdict)
+				}
+				if write {
+					b.ReportMetric(float64(dirBytes(b, dir)-historyBytes(b, dir)), "report-bytes")
+				}
+			})
+		}
+	}
+}
+
+// runDirOf makes a run directory holding g's history and the stored run's
+// config with g's clients and keys.
+func runDirOf(b *testing.B, g historytest.Counter) (string, runner.Resolved) {
+	cfg, err := runner.LoadConfig(stored)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.Clients, cfg.Keys = g.Clients, g.Keys
+	resolved, err := runner.Resolve(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	data, err := json.Marshal(cfg)
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, runner.ConfigFile), data, 0o644)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(dir, reports.HistoryFile))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := g.Write(f); err != nil {
+		b.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return dir, resolved
+}
+
+func historyBytes(b *testing.B, dir string) int64 {
+	info, err := os.Stat(filepath.Join(dir, reports.HistoryFile))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return info.Size()
 }

@@ -31,10 +31,17 @@ func latencyPlot(ops []history.Op, faults []history.Fault, start, end int64) *fi
 	const floor = 0.01 // ms: a log axis has no zero
 	var never int
 	ymin, ymax := posInf, negInf
+	// Dots of one series that fall on the same pixel look the same: each
+	// pixel is drawn once, so that a long history renders in seconds. A
+	// decade of latency is some 70 pixels high.
+	xcells := f.width / max(f.secs(end), 1e-9)
+	const ycells = 70.0
 	for _, fn := range []string{history.FAcquire, history.FRelease} {
 		for _, o := range outcomes {
 			var xys plotter.XYs
 			waits := &spans{color: outcomeColors[o]}
+			var n int
+			drawn := map[[2]int32]bool{}
 			for _, op := range ops {
 				if op.F != fn || op.Outcome != o || op.Process < 0 {
 					continue
@@ -46,18 +53,25 @@ func latencyPlot(ops []history.Op, faults []history.Fault, start, end int64) *fi
 				// log10 on a linear axis: gonum's LogScale misplaces the
 				// axis label and leaves a gap under the title.
 				y := math.Log10(max(floor, float64(op.Completed-op.Call)/1e6))
-				xys = append(xys, plotter.XY{X: f.secs(op.Completed), Y: y})
-				waits.lines = append(waits.lines, [2]plotter.XY{{X: f.secs(op.Call), Y: y}, {X: f.secs(op.Completed), Y: y}})
+				x := f.secs(op.Completed)
+				n++
 				ymin, ymax = min(ymin, y), max(ymax, y)
+				// One point (and its line back to the call) per pixel cell:
+				// a long history draws in the time a short one does.
+				if cell := [2]int32{int32(math.Floor(x * xcells)), int32(math.Floor(y * ycells))}; !drawn[cell] {
+					drawn[cell] = true
+					xys = append(xys, plotter.XY{X: x, Y: y})
+					waits.lines = append(waits.lines, [2]plotter.XY{{X: f.secs(op.Call), Y: y}, {X: x, Y: y}})
+				}
 			}
-			if len(xys) == 0 {
+			if n == 0 {
 				continue
 			}
 			f.p.Add(waits)
 			s, _ := plotter.NewScatter(xys)
 			s.GlyphStyle = draw.GlyphStyle{Color: outcomeColors[o], Radius: px(2.5), Shape: shapes[fn]}
 			f.p.Add(s)
-			f.addLegend(fmt.Sprintf("%s %s (%d)", fn, o, len(xys)), s)
+			f.addLegend(fmt.Sprintf("%s %s (%d)", fn, o, n), s)
 		}
 	}
 	if ymin > ymax { // nothing to draw

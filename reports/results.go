@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -91,6 +92,10 @@ func Write(r Results, recs []history.Record) error {
 	return nil
 }
 
+// SVGMaxBars is the most bars the timeline draws into its SVG; a longer
+// history gets the PNG only.
+const SVGMaxBars = 20000
+
 // reportPlot is one figure of a report and how the report shows it.
 type reportPlot struct {
 	plotFile
@@ -99,16 +104,24 @@ type reportPlot struct {
 
 // plots are the three figures of a report, drawn from its history.
 func plots(r Results, recs []history.Record) []reportPlot {
-	tl := NewTimeline(recs)
 	ops := history.Ops(recs)
+	tl := newTimeline(recs, ops)
 	overlapNote := "No red: no two clients ever believed they held the same lock at once."
 	if n := len(tl.Episodes); n > 0 {
 		overlapNote = fmt.Sprintf("Red: another client believed it held the same lock at the same time (%d episode(s)).", n)
 	}
+	// An SVG keeps every bar, to be zoomed into; past a few tens of
+	// thousands a browser can hardly open it, and the PNG shows as much.
+	svg, svgNote := TimelineSVG, ""
+	if len(tl.Bars) > SVGMaxBars {
+		svg = ""
+		svgNote = fmt.Sprintf(" No %s: its %d bars are more than the %d a zoomable SVG keeps light.",
+			TimelineSVG, len(tl.Bars), SVGMaxBars)
+	}
 	return []reportPlot{
-		{plotFile{ID: "timeline", Title: "Who believed they held the lock", PNG: TimelinePNG, SVG: TimelineSVG,
+		{plotFile{ID: "timeline", Title: "Who believed they held the lock", PNG: TimelinePNG, SVG: svg,
 			Caption: "One row per client; a bar from each successful acquire to the release call. " + overlapNote +
-				" Shaded: faults, named at the top."},
+				" Shaded: faults, named at the top." + svgNote},
 			tl.Plot("Who believed they held the lock — " + r.Scenario)},
 		{plotFile{ID: "latency", Title: "Latency", PNG: LatencyPNG,
 			Caption: "Each acquire (circle) and release (triangle) at the time it completed, with a line back to when it was called; blue ok, purple fail (definitely not done), orange info (unknown outcome)."},
@@ -123,6 +136,10 @@ func plots(r Results, recs []history.Record) []reportPlot {
 func writePlots(r Results, recs []history.Record) ([]plotFile, error) {
 	var out []plotFile
 	var errs []error
+	// A timeline without an SVG this time must not leave an earlier one.
+	if err := os.Remove(filepath.Join(r.Dir, TimelineSVG)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		errs = append(errs, fmt.Errorf("remove the earlier %s: %w", TimelineSVG, err))
+	}
 	for _, s := range plots(r, recs) {
 		pf := s.plotFile
 		pf.Width = int(s.fig.width)

@@ -74,7 +74,11 @@ func (t Timeline) Overlaps() []Bar {
 
 // NewTimeline builds the holder timeline of a history.
 func NewTimeline(recs []history.Record) Timeline {
-	ops := history.Ops(recs)
+	return newTimeline(recs, history.Ops(recs))
+}
+
+// newTimeline is NewTimeline with the history's ops already paired.
+func newTimeline(recs []history.Record, ops []history.Op) Timeline {
 	t := Timeline{Start: history.Start(recs), Faults: history.Faults(recs)}
 	for _, r := range recs {
 		t.End = max(t.End, r.Time)
@@ -98,13 +102,10 @@ func NewTimeline(recs []history.Record) Timeline {
 			t.Bars = append(t.Bars, Bar{Client: h.Process, Key: k, From: h.From, To: h.To, Token: h.Token})
 		}
 		contested := map[int]bool{} // which holds have a red piece
-		for _, h := range checker.Contested(byKey[k]) {
+		pieces, of := checker.Contested(byKey[k])
+		for n, h := range pieces {
 			t.Bars = append(t.Bars, Bar{Client: h.Process, Key: k, From: h.From, To: h.To, Token: h.Token, Overlap: true})
-			for i, whole := range byKey[k] {
-				if whole.Process == h.Process && whole.From <= h.From && h.To <= whole.To {
-					contested[i] = true
-				}
-			}
+			contested[of[n]] = true
 		}
 		t.Episodes = append(t.Episodes, episodes(k, byKey[k], contested)...)
 	}

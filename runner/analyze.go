@@ -18,19 +18,19 @@ func anyClientOpCompleted(recs []history.Record) bool {
 	return false
 }
 
-// AnalyzeContext is Analyze that gives up when ctx ends (Ctrl-C) and
-// returns ErrInterrupted at once: a check may take its whole
+// AnalyzeContext is Analyze (Recheck when !write) that gives up when ctx
+// ends (Ctrl-C) and returns ErrInterrupted at once: a check may take its whole
 // --check-timeout. The abandoned check goes on in the background until
 // the process exits, and may leave the report half written; analyze
 // rewrites it.
-func AnalyzeContext(ctx context.Context, dir string, cfg Resolved) (reports.Results, error) {
+func AnalyzeContext(ctx context.Context, dir string, cfg Resolved, write bool) (reports.Results, error) {
 	type analysis struct {
 		res reports.Results
 		err error
 	}
 	done := make(chan analysis, 1)
 	go func() {
-		res, err := Analyze(dir, cfg)
+		res, err := analyze(dir, cfg, write)
 		done <- analysis{res, err}
 	}()
 	select {

@@ -134,7 +134,7 @@ func Run(ctx context.Context, cfg Resolved) (reports.Results, error) {
 	if runErr != nil {
 		return reports.Results{Dir: dir}, runErr
 	}
-	res, err := AnalyzeContext(ctx, dir, cfg)
+	res, err := AnalyzeContext(ctx, dir, cfg, true)
 	if err == nil && res.Verdict == checker.Valid && !cfg.KeepData {
 		if err := r.cluster.RemoveData(); err != nil {
 			r.log.Warn("removing the servers' data", "err", err)
@@ -528,10 +528,18 @@ func (r *run) finalRead(ctx context.Context, resource *cluster.Node, dep impls.D
 
 // Analyze checks the history in dir and writes the report. cfg supplies the
 // scenario; Analyze needs no server.
-func Analyze(dir string, cfg Resolved) (reports.Results, error) {
+func Analyze(dir string, cfg Resolved) (reports.Results, error) { return analyze(dir, cfg, true) }
+
+// Recheck checks the history in dir like Analyze but writes nothing: the run
+// directory keeps the report it has. For a quick verdict on a history too
+// long to be worth drawing.
+func Recheck(dir string, cfg Resolved) (reports.Results, error) { return analyze(dir, cfg, false) }
+
+func analyze(dir string, cfg Resolved, write bool) (reports.Results, error) {
 	res := reports.Results{Scenario: cfg.Scenario, Impl: cfg.Impl, Workload: cfg.Workload.Name, Faults: cfg.Config.Faults,
 		Seed: cfg.Seed, Clients: cfg.Clients, Command: cfg.Command(), Config: cfg.Config, Dir: dir,
 		Locktest: reports.CurrentBuild(), Servers: cluster.ServerVersions(slices.Collect(maps.Keys(binaries(cfg))))}
+	defer limitHeap(filepath.Join(dir, reports.HistoryFile))()
 	recs, err := history.ReadFile(filepath.Join(dir, reports.HistoryFile))
 	switch {
 	case errors.Is(err, history.ErrTruncated):
@@ -573,6 +581,9 @@ func Analyze(dir string, cfg Resolved) (reports.Results, error) {
 		if res.Checks.Stats.Final == nil {
 			res.Notes = append(res.Notes, "no final read of the resource: lost updates are counted from overlapping reads only")
 		}
+	}
+	if !write {
+		return res, nil
 	}
 	if err := reports.Write(res, recs); err != nil {
 		return res, err
