@@ -41,6 +41,12 @@ type Design struct {
 	// for none. A pause of the holder must then outlive TTL + lock-delay
 	// to let another client in, which envelope sweeps.
 	LockDelay float64
+	// Check, if set, says before anything starts whether what the design
+	// needs beyond Binaries is installed (a library, a built client).
+	Check func() error
+	// Version, if set, names the installed version of the library the
+	// design wraps, read when asked, so a listing shows what would run.
+	Version func() string
 	// Deploy starts the design's servers in c.
 	Deploy func(ctx context.Context, c *cluster.Cluster, cfg lock.Config) (Deployment, error)
 	// New builds one client; called in the worker process.
