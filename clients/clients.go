@@ -34,8 +34,8 @@ type library struct {
 	// argv is the client's command line; paths relative to the clients
 	// directory start with "./".
 	argv []string
-	// needs are files the client needs beyond argv → the package (or
-	// command) that provides them, checked before anything starts.
+	// needs are the files the client needs → how to get each, checked
+	// before anything starts.
 	needs  map[string]string
 	renews bool
 }
@@ -48,8 +48,9 @@ var libraries = []library{
 		servers: "redis-single",
 		pkg:     "python3-redis",
 		argv:    []string{"/usr/bin/python3", "./redis-py/lock.py"},
-		needs:   map[string]string{"/usr/lib/python3/dist-packages/redis/__init__.py": "apt-get install python3-redis"},
-		renews:  true,
+		needs: map[string]string{"/usr/bin/python3": "apt-get install python3",
+			"/usr/lib/python3/dist-packages/redis/__init__.py": "apt-get install python3-redis"},
+		renews: true,
 	},
 	{
 		name: "kazoo",
@@ -58,7 +59,8 @@ var libraries = []library{
 		servers: "zookeeper",
 		pkg:     "python3-kazoo",
 		argv:    []string{"/usr/bin/python3", "./kazoo/lock.py"},
-		needs:   map[string]string{"/usr/lib/python3/dist-packages/kazoo/__init__.py": "apt-get install python3-kazoo"},
+		needs: map[string]string{"/usr/bin/python3": "apt-get install python3",
+			"/usr/lib/python3/dist-packages/kazoo/__init__.py": "apt-get install python3-kazoo"},
 	},
 	{
 		name: "curator",
@@ -107,11 +109,9 @@ func (lib library) design() impls.Design {
 		cfg.ExecCmd = cmd
 		return exec(cfg)
 	}
-	if !strings.HasPrefix(lib.argv[0], "./") {
-		d.Binaries[lib.argv[0]] = "python3"
-	} else {
-		delete(d.Binaries, lib.argv[0]) // in the clients directory: checked by command
-	}
+	// The client runs on the host, beside the worker, even when the servers
+	// run in containers: it is checked by command, not as a server binary.
+	delete(d.Binaries, lib.argv[0])
 	return d
 }
 

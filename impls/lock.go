@@ -2,6 +2,7 @@ package impls
 
 import (
 	"context"
+	"strings"
 
 	"github.com/locktest/locktest/cluster"
 	"github.com/locktest/locktest/lock"
@@ -66,3 +67,7 @@ func All() []Design { return designs.All() }
 
 // Names returns the registered design names, sorted.
 func Names() []string { return designs.Names() }
+
+// FileName is a design's name where it names a directory or a scenario:
+// the ':' of lib:NAME would read as a URL scheme in a report's links.
+func FileName(design string) string { return strings.ReplaceAll(design, ":", "-") }
