@@ -88,7 +88,7 @@ func (lib library) design() impls.Design {
 	if err != nil {
 		panic(fmt.Sprintf("library %s: %v", lib.name, err)) // a wrong table entry
 	}
-	exec := d.New
+	runProgram := d.New
 	d.Name = Prefix + lib.name
 	d.Description = lib.description
 	d.Renews = lib.renews
@@ -107,7 +107,7 @@ func (lib library) design() impls.Design {
 			return nil, lock.Broken(err)
 		}
 		cfg.ExecCmd = cmd
-		return exec(cfg)
+		return runProgram(cfg)
 	}
 	// The client runs on the host, beside the worker, even when the servers
 	// run in containers: it is checked by command, not as a server binary.
