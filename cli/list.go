@@ -26,7 +26,11 @@ func cmdList(args []string, stdout, stderr io.Writer) int {
 	}
 	var designs, wls, fs [][2]string
 	for _, d := range impls.All() {
-		designs = append(designs, [2]string{d.Name, d.Description})
+		desc := d.Description
+		if d.Version != nil {
+			desc += " [" + d.Version() + "]"
+		}
+		designs = append(designs, [2]string{d.Name, desc})
 	}
 	for _, w := range workloads.All() {
 		wls = append(wls, [2]string{w.Name, w.Description})

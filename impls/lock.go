@@ -2,6 +2,7 @@ package impls
 
 import (
 	"context"
+	"strings"
 
 	"github.com/locktest/locktest/cluster"
 	"github.com/locktest/locktest/lock"
@@ -41,6 +42,12 @@ type Design struct {
 	// for none. A pause of the holder must then outlive TTL + lock-delay
 	// to let another client in, which envelope sweeps.
 	LockDelay float64
+	// Check, if set, says before anything starts whether what the design
+	// needs beyond Binaries is installed (a library, a built client).
+	Check func() error
+	// Version, if set, names the installed version of the library the
+	// design wraps, read when asked, so a listing shows what would run.
+	Version func() string
 	// Deploy starts the design's servers in c.
 	Deploy func(ctx context.Context, c *cluster.Cluster, cfg lock.Config) (Deployment, error)
 	// New builds one client; called in the worker process.
@@ -60,3 +67,7 @@ func All() []Design { return designs.All() }
 
 // Names returns the registered design names, sorted.
 func Names() []string { return designs.Names() }
+
+// FileName is a design's name where it names a directory or a scenario:
+// the ':' of lib:NAME would read as a URL scheme in a report's links.
+func FileName(design string) string { return strings.ReplaceAll(design, ":", "-") }

@@ -53,58 +53,78 @@ func deployPostgres(ctx context.Context, c *cluster.Cluster, _ lock.Config) (Dep
 // liveness does not: a holder that dies holding the lock keeps it for good
 // (docs/anomalies.md row 17).
 type postgresUnique struct {
-	cfg  lock.Config
-	rng  *rand.Rand
-	conn *pgx.Conn // nil until connected, and after a connection broke
-	seq  int
-	cmds atomic.Int64
+	pgSession
+	rng *rand.Rand
+	seq int
 }
 
 func newPostgresUnique(cfg lock.Config) *postgresUnique {
-	return &postgresUnique{cfg: cfg, rng: seed.Stream(cfg.Seed, seed.Locks, cfg.Client)}
+	return &postgresUnique{pgSession: pgSession{cfg: cfg}, rng: seed.Stream(cfg.Seed, seed.Locks, cfg.Client)}
+}
+
+// pgSession is a client's one connection to PostgreSQL, opened on first
+// use and dropped after any error that leaves it unusable.
+type pgSession struct {
+	cfg  lock.Config
+	conn *pgx.Conn // nil until connected, and after a connection broke
+	cmds atomic.Int64
 }
 
 // Commands counts the SQL statements sent.
-func (l *postgresUnique) Commands() int64 { return l.cmds.Load() }
+func (l *pgSession) Commands() int64 { return l.cmds.Load() }
 
-// exec runs one statement with the I/O timeout on the client's connection,
-// connecting first if needed. A statement the server refused, or one that
-// never left the client, is a definite failure; anything else (a timeout, a
-// connection lost mid-statement) is an unknown outcome, and the connection
-// is dropped: after a cancelled statement it is not usable.
-func (l *postgresUnique) exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+// exec runs one statement with the I/O timeout on the client's connection.
+func (l *pgSession) exec(ctx context.Context, sql string, args ...any) (tag pgconn.CommandTag, err error) {
+	err = l.do(ctx, func(ctx context.Context, c *pgx.Conn) error {
+		tag, err = c.Exec(ctx, sql, args...)
+		return err
+	})
+	return tag, err
+}
+
+// do runs one statement, fn, with the I/O timeout on the client's
+// connection, connecting first if needed. A statement the server refused,
+// or one that never left the client, is a definite failure; anything else
+// (a timeout, a connection lost mid-statement) is an unknown outcome, and
+// the connection is dropped: after a cancelled statement it is not usable.
+func (l *pgSession) do(ctx context.Context, fn func(ctx context.Context, c *pgx.Conn) error) error {
 	ctx, cancel := context.WithTimeout(ctx, l.cfg.IOTimeout)
 	defer cancel()
 	if l.conn == nil {
 		conn, err := pgx.Connect(ctx, cluster.PostgresURL(l.cfg.Nodes[0]))
 		if err != nil {
-			return pgconn.CommandTag{}, lock.Definite(fmt.Errorf("postgres: connect: %w", err))
+			return lock.Definite(fmt.Errorf("postgres: connect: %w", err))
 		}
 		l.conn = conn
 	}
 	l.cmds.Add(1)
-	tag, err := l.conn.Exec(ctx, sql, args...)
+	err := fn(ctx, l.conn)
 	var pgErr *pgconn.PgError
 	switch {
 	case err == nil:
-		return tag, nil
+		return nil
 	case errors.As(err, &pgErr):
-		return tag, lock.Definite(fmt.Errorf("postgres: %w", err))
+		return lock.Definite(fmt.Errorf("postgres: %w", err))
 	}
 	l.drop()
 	if pgconn.SafeToRetry(err) {
-		return tag, lock.Definite(fmt.Errorf("postgres: not sent: %w", err))
+		return lock.Definite(fmt.Errorf("postgres: not sent: %w", err))
 	}
-	return tag, fmt.Errorf("postgres: %w", err)
+	return fmt.Errorf("postgres: %w", err)
 }
 
-func (l *postgresUnique) drop() {
+func (l *pgSession) drop() {
 	if l.conn != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), l.cfg.IOTimeout)
 		defer cancel()
 		_ = l.conn.Close(ctx)
 		l.conn = nil
 	}
+}
+
+func (l *pgSession) Close() error {
+	l.drop()
+	return nil
 }
 
 func (l *postgresUnique) Acquire(ctx context.Context, key string) (lock.Grant, error) {
@@ -141,10 +161,5 @@ func (l *postgresUnique) Release(ctx context.Context, key string, g lock.Grant) 
 	case tag.RowsAffected() == 0:
 		return lock.ErrNotHeld
 	}
-	return nil
-}
-
-func (l *postgresUnique) Close() error {
-	l.drop()
 	return nil
 }

@@ -245,7 +245,7 @@ func Resolve(cfg Config) (Resolved, error) {
 		r.ClockDelta = 2 * r.TTL
 	}
 	if r.Scenario == "" {
-		r.Scenario = fmt.Sprintf("%s_%s_%s", cfg.Impl, cfg.Workload, strings.Join(cfg.Faults, "+"))
+		r.Scenario = fmt.Sprintf("%s_%s_%s", impls.FileName(cfg.Impl), cfg.Workload, strings.Join(cfg.Faults, "+"))
 	}
 	if err := CheckName(r.Scenario); err != nil {
 		return r, bad("--scenario: %v", err)

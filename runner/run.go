@@ -148,6 +148,11 @@ func Run(ctx context.Context, cfg Resolved) (reports.Results, error) {
 // scenarios before it starts any.
 func CheckBinaries(cfg Resolved) error {
 	bins := binaries(cfg)
+	if cfg.Design.Check != nil {
+		if err := cfg.Design.Check(); err != nil {
+			return &BadConfigError{err}
+		}
+	}
 	for b, p := range bins {
 		if _, err := cluster.LookBinary(b, p); err != nil {
 			if p == "" { // no package provides the user's own program
@@ -210,15 +215,13 @@ func needsClockShim(cfg Resolved) bool {
 func (r *run) execute(ctx context.Context) (bool, error) {
 	cfg := r.cfg
 	lockCfg := cfg.lockConfig()
-	if cfg.ExecCmd != "" {
-		// The user's program runs where the user ran locktest, so paths in
-		// its command line mean what they meant there.
-		wd, err := os.Getwd()
-		if err != nil {
-			return false, fmt.Errorf("working directory: %w", err)
-		}
-		lockCfg.ExecDir = wd
+	// A lock program runs where the user ran locktest, so paths in its
+	// command line mean what they meant there.
+	wd, err := os.Getwd()
+	if err != nil {
+		return false, fmt.Errorf("working directory: %w", err)
 	}
+	lockCfg.ExecDir = wd
 	if needsClockShim(cfg) {
 		shim, err := cluster.BuildClockShim(cluster.ShimCacheDir())
 		if err != nil {

@@ -18,7 +18,7 @@ type Cell struct {
 
 // Name is the name of the cell's scenario, <impl>-<fault>: a scenario of
 // that name, impl and single fault overrides the cell.
-func (c Cell) Name() string { return c.Design + "-" + c.Fault }
+func (c Cell) Name() string { return impls.FileName(c.Design) + "-" + c.Fault }
 
 // All, in a matrix's designs or faults, means every registered one (for
 // faults: every one that applies to the design).
