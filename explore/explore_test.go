@@ -146,3 +146,36 @@ func TestCoverageCounts(t *testing.T) {
 		t.Fatalf("targets %v", c.Targets)
 	}
 }
+
+// TestBanditTriesEachThenPromise: every fault is tried once before any
+// twice, and then the one whose strikes took effect gets the trials.
+func TestBanditTriesEachThenPromise(t *testing.T) {
+	fs := []faults.Fault{mustFault(t, "pause-holder"), mustFault(t, "latency"), mustFault(t, "kill-node")}
+	b := newBandit(fs)
+	seen := map[string]bool{}
+	for range fs {
+		f := b.next()
+		if seen[f.Name()] {
+			t.Fatalf("%s tried twice before every fault once", f.Name())
+		}
+		seen[f.Name()] = true
+		score := 0.0
+		if f.Name() == "latency" {
+			score = 1
+		}
+		b.record(f, score)
+	}
+	n := map[string]int{}
+	for range 20 {
+		f := b.next()
+		n[f.Name()]++
+		score := 0.0
+		if f.Name() == "latency" {
+			score = 1
+		}
+		b.record(f, score)
+	}
+	if n["latency"] <= n["pause-holder"] || n["latency"] <= n["kill-node"] || n["pause-holder"] == 0 {
+		t.Fatalf("want most trials on the effective fault and some on the others, got %v", n)
+	}
+}

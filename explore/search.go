@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"time"
 
 	"github.com/locktest/locktest/checker"
@@ -157,8 +159,11 @@ func Explore(ctx context.Context, o Options) (*Report, error) {
 	holdHi := holdRange[1]
 	deadline := start.Add(o.Budget)
 	var found *Trial
+	// Faults are tried in a seeded order, each once, then by promise.
+	rng.Shuffle(len(fs), func(i, j int) { fs[i], fs[j] = fs[j], fs[i] })
+	pick := newBandit(fs)
 	for n := 1; time.Now().Before(deadline) && ctx.Err() == nil; n++ {
-		f := fs[(n-1)%len(fs)]
+		f := pick.next()
 		t := Trial{N: n, Origin: "fresh", Seed: rng.Int64N(1 << 31)}
 		if b, ok := best[f.Name()]; ok && b.score() > 0 && rng.IntN(5) < 3 {
 			t.Knobs, t.Origin = mutate(rng, b.Knobs, f, design.Roles, holdHi), fmt.Sprintf("mutated from t%d", b.N)
@@ -186,6 +191,7 @@ func Explore(ctx context.Context, o Options) (*Report, error) {
 			rep.FoundAfter = time.Since(start).Seconds()
 			break
 		}
+		pick.record(f, t.score())
 		if b, ok := best[f.Name()]; !ok || t.score() > b.score() {
 			best[f.Name()] = t
 		}
@@ -205,6 +211,43 @@ func Explore(ctx context.Context, o Options) (*Report, error) {
 // numbers are the figures in a rejection reason, folded so that reasons
 // count by kind.
 var numbers = regexp.MustCompile(`-?[0-9]+(\.[0-9]+)?(ms|µs|s|m|h)?`)
+
+// bandit chooses the fault of the next trial: every fault once, in order,
+// then the one with the highest upper confidence bound (UCB1) on its trials'
+// scores, so the budget goes to faults whose strikes take effect without
+// starving the others.
+type bandit struct {
+	faults []faults.Fault
+	tries  []int
+	sum    []float64
+	total  int
+}
+
+func newBandit(fs []faults.Fault) *bandit {
+	return &bandit{faults: fs, tries: make([]int, len(fs)), sum: make([]float64, len(fs))}
+}
+
+func (b *bandit) next() faults.Fault {
+	best, bestV := 0, -1.0
+	for i := range b.faults {
+		if b.tries[i] == 0 {
+			return b.faults[i]
+		}
+		v := b.sum[i]/float64(b.tries[i]) + math.Sqrt(2*math.Log(float64(b.total))/float64(b.tries[i]))
+		if v > bestV {
+			best, bestV = i, v
+		}
+	}
+	return b.faults[best]
+}
+
+// record adds a trial's score, capped at 1 (a violation ends the search).
+func (b *bandit) record(f faults.Fault, score float64) {
+	i := slices.Index(b.faults, f)
+	b.tries[i]++
+	b.sum[i] += min(score, 1)
+	b.total++
+}
 
 // resolve turns a point into a checked run configuration, or says why the
 // point cannot show anything (runner's warnings) or cannot run at all.

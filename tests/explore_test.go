@@ -31,7 +31,7 @@ func readExplore(t *testing.T, dir string) explore.Report {
 func TestExploreFindsUnseenLock(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "explore")
 	r := locktest(t, "explore", "--impl", "exec", "--exec-cmd", "python3 protocol/redislock.py", "--exec-servers", "redis-single",
-		"--budget", "90s", "--shrink-budget", "80s", "--shrink-seeds", "3", "--out", out)
+		"--budget", "5m", "--shrink-budget", "90s", "--shrink-seeds", "3", "--out", out)
 	if r.code != 1 || !strings.Contains(r.stdout, "FOUND") {
 		t.Fatalf("want a violation (exit 1), got exit %d", r.code)
 	}

@@ -79,7 +79,11 @@ func runIn(t testing.TB, bin, store string, args ...string) result {
 	if len(args) > 0 && args[0] == "run" {
 		args = append(args, "--store", store)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	limit := 5 * time.Minute
+	if len(args) > 0 && args[0] == "explore" {
+		limit = 10 * time.Minute // a search runs for its budget, then shrinks
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	var out, errb bytes.Buffer
