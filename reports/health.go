@@ -182,9 +182,13 @@ func (h *Health) Judge(v checker.Verdict) (checker.Verdict, []string) {
 	for _, p := range h.Problems {
 		notes = append(notes, "timing not honoured: "+p)
 	}
-	if v == checker.Valid && len(h.Undelivered) > 0 {
+	switch {
+	case len(h.Undelivered) == 0:
+	case v == checker.Valid:
 		v = checker.Unknown
 		notes = append(notes, "verdict unknown, not valid: "+strings.Join(h.Undelivered, "; "))
+	default:
+		notes = append(notes, "faults not delivered as asked: "+strings.Join(h.Undelivered, "; "))
 	}
 	return v, notes
 }
@@ -199,7 +203,7 @@ func (h *Health) line() string {
 	if h.RunS != nil {
 		run = fmt.Sprintf("%.2f s to the final heal (%.2f s late)", *h.RunS, *h.FinalHealLateS)
 	}
-	s := fmt.Sprintf("%s: run asked %.2f s, %s, clients active %.2f s, all %d began within %.2f s; coordinator lag p99 %.0f ms, max %.0f ms",
+	s := fmt.Sprintf("%s: run asked %.2f s, %s, clients active %.2f s, %d began within %.2f s; coordinator lag p99 %.0f ms, max %.0f ms",
 		state, h.RunAskedS, run, h.ClientSpanS, h.ClientsStarted, h.ClientsStartS, h.LagP99Ms, h.LagMaxMs)
 	if h.Strikes > 0 {
 		s += fmt.Sprintf("; %d fault strike(s) at %.2f–%.2f× the length asked, heals up to %.0f ms late",
