@@ -69,7 +69,7 @@ func (failover) Run(ctx context.Context, env *Env) error {
 			env.Log.Warn("sentinel refused a failover; retrying later", "err", err)
 			continue
 		}
-		env.Started("failover", old.Name, "")
+		env.Started("failover", old.Name, "", 0)
 		err = failOver(ctx, env, rep, old, replicas)
 		env.Stopped("failover", old.Name)
 		if err != nil {

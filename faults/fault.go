@@ -59,7 +59,8 @@ type Env struct {
 	momentClient int
 	// Started and Stopped record fault events in the history; moment is
 	// the lock moment the strike was aligned to ("" for none).
-	Started func(fault, target, moment string)
+	// asked is the length the fault keeps, or 0 when it holds by its own logic.
+	Started func(fault, target, moment string, asked time.Duration)
 	Stopped func(fault, target string)
 	Log     *slog.Logger
 	// PauseAt arms every client to stop when it next reaches the
@@ -151,7 +152,11 @@ func every(ctx context.Context, env *Env, fault string, strike func(ctx context.
 			}
 			return fmt.Errorf("%s: %w", fault, err)
 		}
-		env.Started(fault, h.target, env.Moment)
+		asked := env.Duration
+		if h.hold != nil {
+			asked = 0
+		}
+		env.Started(fault, h.target, env.Moment, asked)
 		if h.hold != nil {
 			h.hold(ctx)
 		} else {

@@ -31,6 +31,12 @@ const (
 	// the protocol) and the worker stopped; Error says how. Its op in flight
 	// is info, and the run's verdict cannot be valid.
 	ClientFailed Type = "client-failed"
+	// RunStart and RunEnd are the coordinator's marks: the run's duration
+	// began (Asked holds it), and the final heal was done (Lag says how late
+	// the coordinator woke meanwhile). They let a report say whether the
+	// harness kept the timing it was asked for.
+	RunStart Type = "run-start"
+	RunEnd   Type = "run-end"
 )
 
 // Operation names used by workloads and the checker.
@@ -78,6 +84,20 @@ type Record struct {
 	Target string `json:"target,omitempty"`
 	// Moment is the lock moment a fault start was aligned to (faults.Moments).
 	Moment string `json:"moment,omitempty"`
+	// Asked is the length asked for, in ns: of the run on run-start, of the
+	// fault on a fault-start that keeps the plain schedule (0 when the fault
+	// holds by its own logic, as failover does).
+	Asked int64 `json:"asked,omitempty"`
+	// Lag is on run-end: how late the coordinator's ticker woke.
+	Lag *Lag `json:"lag,omitempty"`
+}
+
+// Lag is how late a periodic wake-up of the coordinator came, in ns: a
+// saturated machine shows here before anything else.
+type Lag struct {
+	Ticks int   `json:"ticks"`
+	P99   int64 `json:"p99"`
+	Max   int64 `json:"max"`
 }
 
 // Int64 returns a pointer to v, for Record.Value.

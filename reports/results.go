@@ -39,6 +39,9 @@ type Results struct {
 	// Interrupted: the run was stopped before its end.
 	Interrupted bool     `json:"interrupted,omitempty"`
 	Notes       []string `json:"notes,omitempty"`
+	// Health says whether the harness kept the timing it was asked for;
+	// nil for a history without the coordinator's run marks.
+	Health *Health `json:"health,omitempty"`
 	// Locktest is the build that checked the history.
 	Locktest Build `json:"locktest"`
 	// Servers are the versions of the servers the design runs on, by

@@ -81,6 +81,9 @@ func Summary(w io.Writer, r Results) {
 			}
 		}
 	}
+	if r.Health != nil {
+		fmt.Fprintf(w, "health    %s\n", r.Health.line())
+	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note      %s\n", n)
 	}

@@ -289,8 +289,11 @@ func (r *run) execute(ctx context.Context) (bool, error) {
 	r.log.Info("run started", "dir", r.dir, "clients", cfg.Clients, "duration", time.Duration(cfg.Duration))
 
 	// The nemesis: each fault on its own schedule until the duration ends.
+	r.hist.Append(history.Record{Process: history.NemesisProcess, Type: history.RunStart, F: "run",
+		Asked: int64(cfg.Duration), Time: clock.Mono()})
 	nctx, cancel := context.WithTimeout(ctx, time.Duration(cfg.Duration))
 	defer cancel()
+	lag := watchLag(nctx)
 	var wg sync.WaitGroup
 	faultErrs := make([]error, len(cfg.Faults))
 	for i, f := range cfg.Faults {
@@ -311,6 +314,7 @@ func (r *run) execute(ctx context.Context) (bool, error) {
 	// The final heal: what a fault left behind is undone here, and counts
 	// as a harness bug.
 	faultErrs = append(faultErrs, r.verifyHealed(env, resource))
+	r.hist.Append(history.Record{Process: history.NemesisProcess, Type: history.RunEnd, F: "run", Lag: lag(), Time: clock.Mono()})
 	if err := errors.Join(faultErrs...); err != nil {
 		return false, fmt.Errorf("fault: %w", err)
 	}
@@ -323,9 +327,9 @@ func (r *run) execute(ctx context.Context) (bool, error) {
 }
 
 func (r *run) faultEnv(servers []*cluster.Node) *faults.Env {
-	event := func(t history.Type, fault, target, moment string) {
+	event := func(t history.Type, fault, target, moment string, asked time.Duration) {
 		r.hist.Append(history.Record{Process: history.NemesisProcess, Type: t, F: "fault",
-			Fault: fault, Target: target, Moment: moment, Time: clock.Mono()})
+			Fault: fault, Target: target, Moment: moment, Asked: int64(asked), Time: clock.Mono()})
 		r.log.Info(string(t), "fault", fault, "target", target, "moment", moment)
 	}
 	cfg := r.cfg
@@ -346,8 +350,10 @@ func (r *run) faultEnv(servers []*cluster.Node) *faults.Env {
 				}
 			}
 		},
-		Started: func(fault, target, moment string) { event(history.FaultStart, fault, target, moment) },
-		Stopped: func(fault, target string) { event(history.FaultStop, fault, target, "") },
+		Started: func(fault, target, moment string, asked time.Duration) {
+			event(history.FaultStart, fault, target, moment, asked)
+		},
+		Stopped: func(fault, target string) { event(history.FaultStop, fault, target, "", 0) },
 		Log:     r.log,
 		PauseAt: r.pauseAt,
 	}
@@ -578,6 +584,14 @@ func analyze(dir string, cfg Resolved, write bool) (reports.Results, error) {
 		res.Verdict = checker.Unknown
 		res.Notes = append(res.Notes, "verdict unknown, not valid: no client operation completed, so nothing was tested")
 	}
+	var asked []string
+	for _, f := range cfg.Faults {
+		asked = append(asked, f.Name())
+	}
+	res.Health = reports.MeasureHealth(recs, asked)
+	var notes []string
+	res.Verdict, notes = res.Health.Judge(res.Verdict)
+	res.Notes = append(res.Notes, notes...)
 	res.DecidedBy = checker.MutexCheck
 	if cfg.Workload.NeedsResource {
 		res.DecidedBy = checker.ResourceCheck

@@ -1,0 +1,215 @@
+package reports
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/locktest/locktest/checker"
+	"github.com/locktest/locktest/history"
+)
+
+// Health is whether the harness kept the timing it was asked for: a
+// saturated machine or too many clients stretch faults, start clients late
+// and cut the run short, and a verdict on such a run says less than it
+// seems to. Lengths are in seconds, lags in milliseconds.
+type Health struct {
+	// RunAskedS is --duration; RunS is the run's start to the final heal
+	// (absent when the run never got there).
+	RunAskedS float64  `json:"run_asked_s"`
+	RunS      *float64 `json:"run_s,omitempty"`
+	// FinalHealLateS is how long after the asked end the final heal came.
+	FinalHealLateS *float64 `json:"final_heal_late_s,omitempty"`
+	// ClientSpanS is the first client operation to the last.
+	ClientSpanS float64 `json:"client_span_s"`
+	// ClientsStartS is how long from the run's start until every client
+	// that ran had its first operation (0 when all began before it).
+	ClientsStartS  float64 `json:"clients_start_s"`
+	ClientsStarted int     `json:"clients_started"`
+	// LagP99Ms and LagMaxMs are how late the coordinator's periodic
+	// wake-ups came during the run.
+	LagP99Ms float64 `json:"lag_p99_ms"`
+	LagMaxMs float64 `json:"lag_max_ms"`
+	LagTicks int     `json:"lag_ticks"`
+	// Strikes are the fault occurrences that keep the plain schedule,
+	// compared with the length asked (cut to the run's end); StrikesOff
+	// lasted under half or over one and a half times it.
+	Strikes    int `json:"strikes"`
+	StrikesOff int `json:"strikes_off"`
+	// MinRatio and MaxRatio are the shortest and longest strike over its
+	// asked length; HealLateMaxS is the latest a heal came after it.
+	MinRatio     float64 `json:"min_ratio,omitempty"`
+	MaxRatio     float64 `json:"max_ratio,omitempty"`
+	HealLateMaxS float64 `json:"heal_late_max_s,omitempty"`
+	// Problems say where timing was not honoured.
+	Problems []string `json:"problems,omitempty"`
+	// Undelivered says why the faults were not delivered as asked: a
+	// valid verdict then is no evidence.
+	Undelivered []string `json:"undelivered,omitempty"`
+}
+
+// Thresholds beyond which a run's timing was not honoured.
+const (
+	maxLagP99      = 100 * time.Millisecond
+	minStrikeRatio = 0.5
+	maxStrikeRatio = 1.5
+	minSpanRatio   = 0.8
+	// maxClientsStart and maxFinalHealLate are fractions of the duration.
+	maxClientsStart  = 0.2
+	maxFinalHealLate = 0.25
+	// minCompared: a strike the run's end cut shorter than this says
+	// nothing about timing.
+	minCompared = 100 * time.Millisecond
+)
+
+// MeasureHealth compares what the history shows the harness did with what
+// it was asked: faults are the names of the faults asked for. It returns
+// nil for a history without a run-start mark (written by an older build).
+func MeasureHealth(recs []history.Record, faults []string) *Health {
+	var start, end *history.Record
+	for i := range recs {
+		switch recs[i].Type {
+		case history.RunStart:
+			start = &recs[i]
+		case history.RunEnd:
+			end = &recs[i]
+		}
+	}
+	if start == nil {
+		return nil
+	}
+	asked := time.Duration(start.Asked)
+	deadline := start.Time + start.Asked
+	h := &Health{RunAskedS: asked.Seconds()}
+	if end != nil {
+		runS, late := seconds(end.Time-start.Time), max(0, seconds(end.Time-deadline))
+		h.RunS, h.FinalHealLateS = &runS, &late
+		if end.Lag != nil {
+			h.LagP99Ms, h.LagMaxMs, h.LagTicks = float64(end.Lag.P99)/1e6, float64(end.Lag.Max)/1e6, end.Lag.Ticks
+		}
+	}
+
+	// Clients: their ops' span and when each began.
+	first := map[int]int64{}
+	var lo, hi int64 = history.Never, 0
+	for _, r := range recs {
+		if r.Process == history.NemesisProcess || r.Type == history.FaultStart || r.Type == history.FaultStop {
+			continue
+		}
+		if _, ok := first[r.Process]; !ok && r.Type == history.Invoke {
+			first[r.Process] = r.Time
+		}
+		lo, hi = min(lo, r.Time), max(hi, r.Time)
+	}
+	if hi > 0 {
+		h.ClientSpanS = seconds(hi - lo)
+	}
+	h.ClientsStarted = len(first)
+	for _, t := range first {
+		h.ClientsStartS = max(h.ClientsStartS, seconds(t-start.Time))
+	}
+
+	// Faults: each plain-schedule strike against its asked length.
+	type key struct{ fault, target string }
+	open := map[key]history.Record{}
+	started := map[string]bool{}
+	for _, r := range recs {
+		switch r.Type {
+		case history.FaultStart:
+			started[r.Fault] = true
+			open[key{r.Fault, r.Target}] = r
+		case history.FaultStop:
+			s, ok := open[key{r.Fault, r.Target}]
+			delete(open, key{r.Fault, r.Target})
+			want := min(s.Asked, deadline-s.Time)
+			if !ok || s.Asked == 0 || want < int64(minCompared) {
+				continue
+			}
+			ratio := float64(r.Time-s.Time) / float64(want)
+			if h.Strikes == 0 || ratio < h.MinRatio {
+				h.MinRatio = ratio
+			}
+			h.MaxRatio = max(h.MaxRatio, ratio)
+			h.HealLateMaxS = max(h.HealLateMaxS, seconds(r.Time-s.Time-want))
+			h.Strikes++
+			if ratio < minStrikeRatio || ratio > maxStrikeRatio {
+				h.StrikesOff++
+			}
+		}
+	}
+
+	if lag := time.Duration(h.LagP99Ms * 1e6); lag > maxLagP99 {
+		h.Problems = append(h.Problems, fmt.Sprintf("the coordinator woke up to %v late (p99, max %v): the machine was saturated",
+			lag.Round(time.Millisecond), time.Duration(h.LagMaxMs*1e6).Round(time.Millisecond)))
+	}
+	if h.StrikesOff > 0 {
+		h.Problems = append(h.Problems, fmt.Sprintf("%d of %d fault strike(s) lasted outside %.1f–%.1f× the length asked (%.2f–%.2f×)",
+			h.StrikesOff, h.Strikes, minStrikeRatio, maxStrikeRatio, h.MinRatio, h.MaxRatio))
+	}
+	if h.ClientSpanS < minSpanRatio*h.RunAskedS && end != nil {
+		h.Problems = append(h.Problems, fmt.Sprintf("the clients ran for %.2f s of the %.2f s asked", h.ClientSpanS, h.RunAskedS))
+	}
+	if h.ClientsStartS > maxClientsStart*h.RunAskedS {
+		h.Problems = append(h.Problems, fmt.Sprintf("the last client began %.2f s into the %.2f s run", h.ClientsStartS, h.RunAskedS))
+	}
+	if h.FinalHealLateS != nil && *h.FinalHealLateS > maxFinalHealLate*h.RunAskedS {
+		h.Problems = append(h.Problems, fmt.Sprintf("the final heal came %.2f s after the run's end", *h.FinalHealLateS))
+	}
+
+	if end != nil { // an unfinished run had no chance to deliver its faults
+		for _, f := range slices.Compact(slices.Sorted(slices.Values(faults))) {
+			if !started[f] {
+				h.Undelivered = append(h.Undelivered, fmt.Sprintf("fault %s was asked for and never started", f))
+			}
+		}
+	}
+	if h.Strikes > 0 && h.StrikesOff == h.Strikes {
+		h.Undelivered = append(h.Undelivered, fmt.Sprintf("every one of %d fault strike(s) lasted far from the length asked", h.Strikes))
+	}
+	return h
+}
+
+// Judge returns the verdict the health allows and the notes that say
+// why: a valid verdict on faults not delivered as asked becomes unknown;
+// an invalid one stays (a violation is a violation). A nil Health changes
+// nothing.
+func (h *Health) Judge(v checker.Verdict) (checker.Verdict, []string) {
+	if h == nil {
+		return v, nil
+	}
+	var notes []string
+	for _, p := range h.Problems {
+		notes = append(notes, "timing not honoured: "+p)
+	}
+	switch {
+	case len(h.Undelivered) == 0:
+	case v == checker.Valid:
+		v = checker.Unknown
+		notes = append(notes, "verdict unknown, not valid: "+strings.Join(h.Undelivered, "; "))
+	default:
+		notes = append(notes, "faults not delivered as asked: "+strings.Join(h.Undelivered, "; "))
+	}
+	return v, notes
+}
+
+// line is the summary's account of the health.
+func (h *Health) line() string {
+	state := "ok"
+	if len(h.Problems)+len(h.Undelivered) > 0 {
+		state = "TIMING NOT HONOURED"
+	}
+	run := "never healed"
+	if h.RunS != nil {
+		run = fmt.Sprintf("%.2f s to the final heal (%.2f s late)", *h.RunS, *h.FinalHealLateS)
+	}
+	s := fmt.Sprintf("%s: run asked %.2f s, %s, clients active %.2f s, %d began within %.2f s; coordinator lag p99 %.0f ms, max %.0f ms",
+		state, h.RunAskedS, run, h.ClientSpanS, h.ClientsStarted, h.ClientsStartS, h.LagP99Ms, h.LagMaxMs)
+	if h.Strikes > 0 {
+		s += fmt.Sprintf("; %d fault strike(s) at %.2f–%.2f× the length asked, heals up to %.0f ms late",
+			h.Strikes, h.MinRatio, h.MaxRatio, h.HealLateMaxS*1e3)
+	}
+	return s
+}
+
+func seconds(ns int64) float64 { return float64(ns) / 1e9 }
