@@ -68,6 +68,8 @@ func TestHealth(t *testing.T) {
 		{name: "fault asked, none started, verdict already unknown", recs: healthRun(10*ms, 9*sec+5*ms, 2*ms),
 			faults: []string{"pause-holder"}, verdict: checker.Unknown, want: checker.Unknown,
 			notes: []string{"faults not delivered as asked: fault pause-holder was asked for and never started"}},
+		{name: "the control run starts nothing and is healthy", recs: healthRun(10*ms, 9*sec+5*ms, 2*ms),
+			faults: []string{"none"}, verdict: checker.Valid, want: checker.Valid},
 		{name: "own hold is not compared", recs: healthRun(10*ms, 9*sec+5*ms, 2*ms, strike("failover", 3*sec, 5*sec, 0)...),
 			faults: []string{"failover"}, verdict: checker.Valid, want: checker.Valid},
 		{name: "strike cut by the run's end is compared with what was left", recs: healthRun(10*ms, 9*sec+5*ms, 2*ms, strike("pause-holder", 8*sec, sec+5*ms, 2*sec)...),
