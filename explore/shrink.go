@@ -21,8 +21,9 @@ type Finding struct {
 	// a seed it failed on.
 	Original string `json:"original"`
 	Command  string `json:"command"`
-	// Config is the shrunk scenario; Seeds the seeds it was judged on and
-	// Failed those of them that lost updates: the capsule runs these.
+	// Config is the capsule's scenario: the shrunk one, its run twice as
+	// long when the shrink shortened it. Seeds are the seeds the shrunk one
+	// was judged on and Failed those that lost updates: the capsule runs these.
 	Config runner.Config `json:"config"`
 	Seeds  []int64       `json:"seeds"`
 	Failed []int64       `json:"failed_seeds"`
@@ -132,6 +133,12 @@ func shrink(ctx context.Context, o Options, t Trial) *Finding {
 	}
 	find.Incomplete = !ok
 	find.Config = cur
+	// The smallest run that failed in all but one seed fails in about that
+	// share of other seeds too; the capsule is a CI check, so it gets twice
+	// that run's length (at most the trial's): more strikes, fewer misses.
+	if trial := t.Knobs.Config(o.Base, 0).Duration; cur.Duration < trial {
+		find.Config.Duration = min(2*cur.Duration, trial)
+	}
 	return find
 }
 
