@@ -1,10 +1,8 @@
 package checker
 
 import (
-	"compress/gzip"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"testing"
 	"time"
 
@@ -51,7 +49,7 @@ func TestSegmentsMatchWholeOnHandMadeCases(t *testing.T) {
 }
 
 func TestSegmentsMatchWholeOnStoredRun(t *testing.T) {
-	recs := readGz(t, storedRun)
+	recs := historytest.ReadGz(t, storedRun)
 	for _, n := range []int{200, 1} {
 		old := minSegment
 		minSegment = n
@@ -150,22 +148,4 @@ func mutate(rng *rand.Rand, recs []history.Record) []history.Record {
 		}
 	}
 	return out
-}
-
-func readGz(t *testing.T, path string) []history.Record {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	recs, err := history.Read(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return recs
 }

@@ -2,10 +2,8 @@ package reports
 
 import (
 	"bytes"
-	"compress/gzip"
 	"fmt"
 	"image/png"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -14,6 +12,7 @@ import (
 
 	"github.com/locktest/locktest/checker"
 	"github.com/locktest/locktest/history"
+	"github.com/locktest/locktest/history/historytest"
 )
 
 // ops builds a history from (client, f, call ms, return ms, outcome,
@@ -166,18 +165,5 @@ func TestPlotText(t *testing.T) {
 // storedHistory reads the history of the stored 60 s run.
 func storedHistory(t *testing.T) []history.Record {
 	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", "run-60s-8c", HistoryFile+".gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	recs, err := history.Read(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return recs
+	return historytest.ReadGz(t, filepath.Join("testdata", "run-60s-8c", HistoryFile+".gz"))
 }
