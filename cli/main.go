@@ -79,7 +79,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	case "analyze":
 		return cmdAnalyze(ctx, args[1:], stdout, stderr)
 	case "compare":
-		return cmdCompare(args[1:], stdout, stderr)
+		return cmdCompare(ctx, args[1:], stdout, stderr)
 	case "list":
 		return cmdList(args[1:], stdout, stderr)
 	case "suite":

@@ -86,7 +86,11 @@ func cmdSuiteCheck(args []string, stdout, stderr io.Writer) int {
 	if len(f.Matrix) > 0 {
 		matrix = fmt.Sprintf(" (matrix of %d cells, %d at its default expectation)", len(f.Matrix), unmeasured)
 	}
-	fmt.Fprintf(stdout, "%s: suite %s, %d scenarios%s, %d runs: valid\n", path, f.Name, len(f.Scenarios), matrix, runs)
+	var sweeps string
+	if len(f.Sweeps) > 0 {
+		sweeps = fmt.Sprintf(", %d envelopes", len(f.Sweeps))
+	}
+	fmt.Fprintf(stdout, "%s: suite %s, %d scenarios%s, %d runs%s: valid\n", path, f.Name, len(f.Scenarios), matrix, runs, sweeps)
 	return exitValid
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/locktest/locktest/checker"
+	"github.com/locktest/locktest/reports"
 	"github.com/locktest/locktest/runner"
 )
 
@@ -114,7 +115,7 @@ type Report struct {
 
 // Files of a sweep's directory.
 const (
-	JSONFile    = "envelope.json"
+	JSONFile    = reports.EnvelopeFile
 	PNGFile     = "envelope.png"
 	SVGFile     = "envelope.svg"
 	SummaryFile = "summary.txt"
@@ -165,12 +166,33 @@ func Sweep(ctx context.Context, o Options) (*Report, error) {
 	return rep, write(rep)
 }
 
-// check validates the options before anything runs: the fault applies to
+// Check validates the options before anything runs: the fault applies to
 // the design (runner.Resolve with the first point's settings), its
 // binaries are here, and the magnitude can be swept.
+func Check(o Options) error {
+	_, err := check(o)
+	return err
+}
+
+// PlanOf validates the options as Check does but for the binaries, and
+// returns the sweep's plan: a suite file is checked where its servers
+// need not be installed.
+func PlanOf(o Options) (Plan, error) {
+	plan, _, err := prepare(o)
+	return plan, err
+}
+
 func check(o Options) (Plan, error) {
-	bad := func(format string, args ...any) (Plan, error) {
-		return Plan{}, &runner.BadConfigError{Err: fmt.Errorf(format, args...)}
+	plan, r, err := prepare(o)
+	if err != nil {
+		return Plan{}, err
+	}
+	return plan, runner.CheckBinaries(r)
+}
+
+func prepare(o Options) (Plan, runner.Resolved, error) {
+	bad := func(format string, args ...any) (Plan, runner.Resolved, error) {
+		return Plan{}, runner.Resolved{}, &runner.BadConfigError{Err: fmt.Errorf(format, args...)}
 	}
 	switch {
 	case o.Seeds < 1:
@@ -189,10 +211,7 @@ func check(o Options) (Plan, error) {
 	plan := NewPlan(o.Fault, v, d)
 	plan.MinDuration = o.Base.Duration
 	r, err := runner.Resolve(plan.Config(o.Base, plan.Lo, o.Base.Seed))
-	if err != nil {
-		return Plan{}, err
-	}
-	return plan, runner.CheckBinaries(r)
+	return plan, r, err
 }
 
 // runOne runs one seed of a point. A run that fails (a harness error) is

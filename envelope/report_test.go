@@ -11,6 +11,7 @@ import (
 
 	"github.com/locktest/locktest/checker"
 	"github.com/locktest/locktest/impls"
+	"github.com/locktest/locktest/reports"
 	"github.com/locktest/locktest/runner"
 )
 
@@ -98,5 +99,59 @@ func TestResultLines(t *testing.T) {
 		if got := sweepOf(t, tt.boundary).Result(); got != tt.want {
 			t.Errorf("boundary %g:\n got %s\nwant %s", tt.boundary, got, tt.want)
 		}
+	}
+}
+
+// A comparison reads the sweep's envelope.json through reports, which
+// cannot import this package: the two must agree on the file.
+func TestComparisonReadsSweep(t *testing.T) {
+	store := t.TempDir()
+	unsafe, safe := sweepOf(t, 1.05), sweepOf(t, 9)
+	safe.Impl = "redis-single-fenced"
+	for i, rep := range []*Report{unsafe, safe} {
+		rep.Dir = filepath.Join(store, "envelopes", rep.Impl, "2026112"+string(rune('0'+i)))
+		if err := os.MkdirAll(rep.Dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := write(rep); err != nil {
+			t.Fatal(err)
+		}
+	}
+	envs, err := reports.LoadEnvelopes([]string{store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab := reports.NewEnvelopes(envs)
+	if len(tab.Columns) != 1 || len(tab.Designs) != 2 {
+		t.Fatalf("want one column (pause-holder) and two designs, got %+v", tab)
+	}
+	var md strings.Builder
+	tab.Markdown(&md)
+	for _, want := range []string{"pause (pause-holder)", "**≤ 1.013×TTL**", "unsafe at 1.071×TTL (1/3 seeds lost updates)",
+		"**≥ 4×TTL**", "no update lost up to 4×TTL (0/3 seeds lost updates)"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("headline lacks %q:\n%s", want, md.String())
+		}
+	}
+	m := reports.NewMatrix(nil, nil)
+	m.Envelopes = tab
+	out := t.TempDir()
+	if err := reports.WriteComparison(out, m); err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(filepath.Join(out, reports.CompareHTML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(page, []byte("How big a fault each design survives")) || bytes.Contains(page, []byte("%!")) {
+		t.Errorf("compare.html lacks the headline or holds format garbage")
+	}
+	f, err := os.Open(filepath.Join(out, reports.EnvelopesPNG))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := png.Decode(f); err != nil {
+		t.Errorf("envelopes.png: %v", err)
 	}
 }

@@ -66,8 +66,11 @@ var sweeps = map[string]sweepable{
 	"slow-resource-write": {varies: []Vary{VaryDelay}, moment: faults.MomentGrant},
 	"latency":             {varies: []Vary{VaryDelay}, moment: faults.MomentGrant},
 	"clock-bump":          {varies: []Vary{VaryClock}, moment: faults.MomentGrant},
-	"clock-strobe":        {varies: []Vary{VaryClock}, moment: faults.MomentGrant},
-	"client-clock-skew":   {varies: []Vary{VaryClock, VaryRate}, moment: faults.MomentGrant},
+	// The Redlock split waits for the holder to hold its three reachable
+	// nodes before it jumps one clock: it places the strike by itself.
+	"redlock-clock-jump": {varies: []Vary{VaryClock}, moment: faults.MomentAny},
+	"clock-strobe":       {varies: []Vary{VaryClock}, moment: faults.MomentGrant},
+	"client-clock-skew":  {varies: []Vary{VaryClock, VaryRate}, moment: faults.MomentGrant},
 }
 
 // SweepableFaults lists the faults an envelope can sweep, sorted.

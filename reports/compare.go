@@ -42,6 +42,9 @@ func LoadRuns(paths []string) ([]Results, []string, error) {
 			if name := d.Name(); dir != root && (name == NodeLogsDir || name == WorkerLogDir) {
 				return fs.SkipDir // server data and logs of a run
 			}
+			if _, err := os.Stat(filepath.Join(dir, EnvelopeFile)); err == nil {
+				return fs.SkipDir // a sweep's runs: LoadEnvelopes reads it
+			}
 			_, rerr := os.Stat(filepath.Join(dir, ResultsFile))
 			_, herr := os.Stat(filepath.Join(dir, HistoryFile))
 			switch {
@@ -152,10 +155,13 @@ type Cell struct {
 // Matrix is the comparison of designs (rows) under faults (columns). A
 // fault has a column for each variant some design ran it with.
 type Matrix struct {
-	Designs []string `json:"designs"`
-	Columns []Column `json:"columns"`
-	Cells   []Cell   `json:"cells"`
-	Notes   []string `json:"notes,omitempty"`
+	// Envelopes, when sweeps were found, are the comparison's headline:
+	// how big a fault each design survived.
+	Envelopes Envelopes `json:"envelopes"`
+	Designs   []string  `json:"designs"`
+	Columns   []Column  `json:"columns"`
+	Cells     []Cell    `json:"cells"`
+	Notes     []string  `json:"notes,omitempty"`
 }
 
 // NewMatrix groups runs by design, fault and the values of settings. When
@@ -507,8 +513,13 @@ const cellLegend = "Each cell: verdict of the check the workload decides by; run
 	"several runs the figures are medians over them. A fault run with different settings has a column for each, " +
 	"named by the settings that differ."
 
-// Markdown writes the matrix as a table that fits a CI job summary.
+// Markdown writes the envelopes, then the matrix, as tables that fit a CI
+// job summary.
 func (m Matrix) Markdown(w io.Writer) {
+	m.Envelopes.Markdown(w)
+	if len(m.Cells) == 0 {
+		return
+	}
 	fmt.Fprintf(w, "## locktest: %d design(s) × %d fault column(s)\n\n", len(m.Designs), len(m.Columns))
 	heads := make([]string, len(m.Columns))
 	for i, col := range m.Columns {
@@ -550,6 +561,7 @@ const (
 	CompareMarkdown = "compare.md"
 	CompareJSON     = "compare.json"
 	ComparePNG      = "compare.png"
+	EnvelopesPNG    = "envelopes.png"
 )
 
 // WriteComparison writes the matrix into dir as HTML (with the chart),
@@ -562,6 +574,10 @@ func WriteComparison(dir string, m Matrix) error {
 	if err != nil {
 		return fmt.Errorf("write comparison: %w", err)
 	}
+	var curves chart
+	if curves.png, curves.width, curves.height, err = m.Envelopes.Chart(); err != nil {
+		return fmt.Errorf("write comparison: %w", err)
+	}
 	data, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return fmt.Errorf("write comparison: %w", err)
@@ -570,7 +586,10 @@ func WriteComparison(dir string, m Matrix) error {
 		os.WriteFile(filepath.Join(dir, ComparePNG), ch.png, 0o644),
 		os.WriteFile(filepath.Join(dir, CompareJSON), append(data, '\n'), 0o644),
 		writeFile(filepath.Join(dir, CompareMarkdown), func(w io.Writer) error { m.Markdown(w); return nil }),
-		writeFile(filepath.Join(dir, CompareHTML), func(w io.Writer) error { return m.html(w, dir, ch) }),
+		writeFile(filepath.Join(dir, CompareHTML), func(w io.Writer) error { return m.html(w, dir, ch, curves) }),
+	}
+	if curves.png != nil {
+		errs = append(errs, os.WriteFile(filepath.Join(dir, EnvelopesPNG), curves.png, 0o644))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("write comparison: %w", err)

@@ -211,16 +211,23 @@ th { background: #f4f4f4; } th small { font-weight: normal; } .safe { background
 small { font-size: 12px; } td small { color: #444; } code { font-size: 12px; background: #f4f4f4; }
 .wide { overflow-x: auto; } .wide img { max-width: none; border: 1px solid #ddd; }
 </style></head><body>
-<h1>locktest: {{len .M.Designs}} design(s) × {{len .M.Columns}} fault column(s)</h1>
+{{with .M.Envelopes.Sweeps}}<h1>How big a fault each design survives</h1>
+<div class="wide"><table><tr><th>design \ fault</th>{{range $.M.Envelopes.Columns}}<th>{{.}}</th>{{end}}</tr>
+{{range $d := $.M.Envelopes.Designs}}<tr><th>{{$d}}</th>{{range $col := $.M.Envelopes.Columns}}{{with $.Sweep $d $col}}<td class="{{.Outcome}}"><b>{{.Head}}</b><br><small>{{.Detail}}</small>
+<br><small><a href="{{.Link}}">sweep</a></small></td>{{else}}<td>—</td>{{end}}{{end}}</tr>
+{{end}}</table></div>
+<p><small>{{$.EnvelopeLegend}}</small></p>
+<div class="wide"><img src="{{$.Curves}}" width="{{$.CurvesWidth}}" height="{{$.CurvesHeight}}" alt="share of seeds that lost an update against the fault's size, a line per design"></div>
+{{end}}{{if .M.Cells}}<h1>locktest: {{len .M.Designs}} design(s) × {{len .M.Columns}} fault column(s)</h1>
 <div class="wide"><img src="{{.Chart}}" width="{{.ChartWidth}}" height="{{.ChartHeight}}" alt="designs under faults: each tile's verdict and unsafe rate"></div>
 <div class="wide"><table><tr><th>design \ fault</th>{{range .M.Columns}}<th>{{.Fault}}{{with .Variant}}<br><small>{{.}}</small>{{end}}</th>{{end}}</tr>
 {{range $d := .M.Designs}}<tr><th>{{$d}}</th>{{range $col := $.M.Columns}}{{with $.Cell $d $col}}<td class="{{.Outcome}}"><b>{{index .Lines 0}}</b>{{range $i, $l := .Lines}}{{if $i}}<br><small>{{$l}}</small>{{end}}{{end}}
 <br><small>{{range $i, $r := .Reports}}{{if $i}}, {{end}}<a href="{{$r}}">report</a>{{end}}</small></td>{{else}}<td>—</td>{{end}}{{end}}</tr>
 {{end}}</table></div>
-<p><small>{{.Legend}}</small></p>
+<p><small>{{.Legend}}</small></p>{{end}}
 {{with .Repro}}<h2>Reproduce</h2><ul>{{range .}}<li><code>{{.}}</code></li>{{end}}</ul>{{end}}
 {{range .M.Notes}}<p>⚠ {{.}}</p>{{end}}
-<p><small>Also: <a href="compare.json">compare.json</a>, <a href="compare.md">compare.md</a>, <a href="compare.png">compare.png</a>.</small></p>
+<p><small>Also: <a href="compare.json">compare.json</a>, <a href="compare.md">compare.md</a>, <a href="compare.png">compare.png</a>{{if .M.Envelopes.Sweeps}}, <a href="envelopes.png">envelopes.png</a>{{end}}.</small></p>
 </body></html>
 `))
 
@@ -235,12 +242,44 @@ type cellKey struct {
 }
 
 type comparePage struct {
-	M                       Matrix
-	Legend                  string
-	Chart                   template.URL
-	ChartWidth, ChartHeight int
-	Repro                   []string
-	cells                   map[cellKey]compareCell
+	M                         Matrix
+	Legend, EnvelopeLegend    string
+	Chart, Curves             template.URL
+	ChartWidth, ChartHeight   int
+	CurvesWidth, CurvesHeight int
+	Repro                     []string
+	cells                     map[cellKey]compareCell
+	dir                       string
+}
+
+// envelopeCell is a sweep as compare.html shows it.
+type envelopeCell struct {
+	Head, Detail string
+	Outcome      Outcome
+	Link         template.URL
+}
+
+// Sweep returns a design's sweep in an envelope column, or nil.
+func (p comparePage) Sweep(design string, col EnvelopeColumn) *envelopeCell {
+	e, ok := p.M.Envelopes.Sweep(design, col)
+	if !ok {
+		return nil
+	}
+	c := envelopeCell{Outcome: e.outcome(), Link: p.link(filepath.Join(e.Dir, "summary.txt"))}
+	c.Head, c.Detail = e.Survived()
+	return &c
+}
+
+// link is target relative to the page's directory when it can be, so
+// that the page and what it links to can be moved together.
+func (p comparePage) link(target string) template.URL {
+	if abs, err := filepath.Abs(target); err == nil {
+		target = abs
+	}
+	if rel, err := filepath.Rel(p.dir, target); err == nil {
+		return template.URL(filepath.ToSlash(rel))
+	}
+	return template.URL((&url.URL{Scheme: "file", Path: target}).String())
 }
 
 func (p comparePage) Cell(design string, column Column) *compareCell {
@@ -253,20 +292,16 @@ func (p comparePage) Cell(design string, column Column) *compareCell {
 
 // html writes compare.html into dir; links to run reports are relative
 // to dir when possible, so the pair can be moved together.
-func (m Matrix) html(w io.Writer, dir string, ch chart) error {
-	p := comparePage{M: m, Legend: cellLegend, cells: map[cellKey]compareCell{}, ChartWidth: ch.width, ChartHeight: ch.height,
-		Chart: template.URL("data:image/png;base64," + base64.StdEncoding.EncodeToString(ch.png))}
-	absDir, _ := filepath.Abs(dir)
+func (m Matrix) html(w io.Writer, dir string, ch, curves chart) error {
+	p := comparePage{M: m, Legend: cellLegend, EnvelopeLegend: envelopeLegend, cells: map[cellKey]compareCell{},
+		ChartWidth: ch.width, ChartHeight: ch.height, CurvesWidth: curves.width, CurvesHeight: curves.height,
+		Chart:  template.URL("data:image/png;base64," + base64.StdEncoding.EncodeToString(ch.png)),
+		Curves: template.URL("data:image/png;base64," + base64.StdEncoding.EncodeToString(curves.png))}
+	p.dir, _ = filepath.Abs(dir)
 	for _, c := range m.Cells {
 		cc := compareCell{Cell: c}
 		for _, d := range c.Dirs {
-			target := filepath.Join(d, ReportFile)
-			if rel, err := filepath.Rel(absDir, target); err == nil {
-				target = filepath.ToSlash(rel)
-			} else {
-				target = (&url.URL{Scheme: "file", Path: target}).String()
-			}
-			cc.Reports = append(cc.Reports, template.URL(target))
+			cc.Reports = append(cc.Reports, p.link(filepath.Join(d, ReportFile)))
 		}
 		p.cells[cellKey{c.Design, c.Column()}] = cc
 		if c.Outcome != Safe {

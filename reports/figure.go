@@ -151,12 +151,16 @@ func (f *figure) render(format string) ([]byte, error) {
 // draw draws the plot and, under it, the legend onto dc, of f.size().
 func (f *figure) draw(dc draw.Canvas) {
 	h := dc.Max.Y - dc.Min.Y
-	rows := f.legendRows()
 	f.p.Draw(draw.Crop(dc, 0, 0, h-px(f.height), 0))
+	drawLegend(dc, f.legendRows(), dc.Max.Y-px(f.height))
+}
+
+// drawLegend draws rows of legend entries onto dc from top down.
+func drawLegend(dc draw.Canvas, rows [][]legendEntry, top vg.Length) {
 	sty := textStyle(plotSmall, color.Black)
 	sty.YAlign = draw.YCenter
 	for i, row := range rows {
-		y := dc.Min.Y + h - px(f.height) - px(legendPad/2) - px(legendEntryH*(float64(i)+0.5))
+		y := top - px(legendPad/2) - px(legendEntryH*(float64(i)+0.5))
 		x := dc.Min.X + px(60)
 		for _, e := range row {
 			thumb := draw.Canvas{Canvas: dc, Rectangle: vg.Rectangle{
@@ -169,14 +173,17 @@ func (f *figure) draw(dc draw.Canvas) {
 }
 
 // legendRows wraps the legend entries into rows that fit the width.
-func (f *figure) legendRows() [][]legendEntry {
+func (f *figure) legendRows() [][]legendEntry { return legendRows(f.legend, f.width) }
+
+// legendRows wraps entries into rows that fit width px.
+func legendRows(entries []legendEntry, width float64) [][]legendEntry {
 	sty := textStyle(plotSmall, color.Black)
 	var rows [][]legendEntry
 	var row []legendEntry
 	x := px(60)
-	for _, e := range f.legend {
+	for _, e := range entries {
 		w := px(26) + sty.Width(e.name) + px(22)
-		if len(row) > 0 && x+w > px(f.width) {
+		if len(row) > 0 && x+w > px(width) {
 			rows, row, x = append(rows, row), nil, px(60)
 		}
 		row, x = append(row, e), x+w

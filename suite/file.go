@@ -27,6 +27,9 @@ type File struct {
 	// Matrix lists the cells of the file's matrix block: the design ×
 	// fault pairs it promises to run, each by a scenario of Scenarios.
 	Matrix []Cell
+	// Sweeps are the file's envelopes block: how big a fault each design
+	// survives, measured after the scenarios.
+	Sweeps []Sweep
 }
 
 // Scenario is one entry of a suite: a configuration run once per seed, and
@@ -167,13 +170,13 @@ func Parse(path string, data []byte) (*File, error) {
 	if len(doc.Content) == 0 {
 		return nil, &Error{File: path, Msg: "empty suite: give a mapping with scenarios: [...] or a matrix"}
 	}
-	top, err := p.pairs(doc.Content[0], "", []string{"name", "defaults", "matrix", "scenarios"})
+	top, err := p.pairs(doc.Content[0], "", []string{"name", "defaults", "matrix", "scenarios", "envelopes"})
 	if err != nil {
 		return nil, err
 	}
 	f := &File{Path: path, Name: strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))}
 	var defaults []pair
-	var list, matrix *pair
+	var list, matrix, envelopes *pair
 	for _, kv := range top {
 		switch kv.key.Value {
 		case "name":
@@ -188,10 +191,12 @@ func Parse(path string, data []byte) (*File, error) {
 			matrix = &kv
 		case "scenarios":
 			list = &kv
+		case "envelopes":
+			envelopes = &kv
 		}
 	}
-	if list == nil && matrix == nil {
-		return nil, p.errAt(doc.Content[0], "scenarios", "missing: give a list of scenarios, or a matrix")
+	if list == nil && matrix == nil && envelopes == nil {
+		return nil, p.errAt(doc.Content[0], "scenarios", "missing: give a list of scenarios, a matrix, or envelopes")
 	}
 	var explicit []*yaml.Node
 	if list != nil {
@@ -214,6 +219,11 @@ func Parse(path string, data []byte) (*File, error) {
 	}
 	if matrix != nil {
 		if err := p.expandMatrix(f, *matrix, defaults); err != nil {
+			return nil, err
+		}
+	}
+	if envelopes != nil {
+		if err := p.envelopes(f, *envelopes, defaults); err != nil {
 			return nil, err
 		}
 	}

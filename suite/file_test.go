@@ -64,7 +64,7 @@ func TestParseErrors(t *testing.T) {
 		{"bad indentation", "name: a\n scenarios: []\n", "s.yaml:2: not valid YAML: mapping values are not allowed"},
 		{"empty", "", "s.yaml: empty suite"},
 		{"not a mapping", "- a\n", "s.yaml:1: want a mapping"},
-		{"unknown top field", "scenario: []\n", "s.yaml:1: scenario: unknown field (valid: name, defaults, matrix, scenarios)"},
+		{"unknown top field", "scenario: []\n", "s.yaml:1: scenario: unknown field (valid: name, defaults, matrix, scenarios, envelopes)"},
 		{"no scenarios", "name: x\n", "s.yaml:1: scenarios: missing"},
 		{"empty scenarios", "scenarios: []\n", "s.yaml:1: scenarios: want a non-empty list"},
 		{"unknown field", scenario("impl: redis-single", "fualts: none", "expect: safe"), "s.yaml:4: scenarios[0].fualts: unknown field (valid: "},

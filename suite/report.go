@@ -111,8 +111,18 @@ func (r Report) headline() string {
 	case !r.Passed():
 		word = "FAILED"
 	}
-	return fmt.Sprintf("suite %s %s: %d/%d runs as expected in %s (parallel %d)", r.Suite, word, pass,
-		len(r.Outcomes), time.Duration(r.WallSeconds*float64(time.Second)).Round(time.Second), r.Parallel)
+	var sweeps string
+	if n := len(r.Envelopes); n > 0 {
+		done := 0
+		for _, e := range r.Envelopes {
+			if e.Status == Pass {
+				done++
+			}
+		}
+		sweeps = fmt.Sprintf(", %d/%d envelopes measured", done, n)
+	}
+	return fmt.Sprintf("suite %s %s: %d/%d runs as expected%s in %s (parallel %d)", r.Suite, word, pass,
+		len(r.Outcomes), sweeps, time.Duration(r.WallSeconds*float64(time.Second)).Round(time.Second), r.Parallel)
 }
 
 // Print writes the suite's result table and every failure's reproducing
@@ -129,6 +139,9 @@ func (r Report) Print(w io.Writer) {
 		if o.Status == Fail || o.Status == Errored {
 			fmt.Fprintln(w, resultLine(o))
 		}
+	}
+	for _, e := range r.Envelopes {
+		fmt.Fprintf(w, "%-6s %s: %s (%d runs, %.0fs)\n", strings.ToUpper(string(e.Status)), e.Name, orNothing(e.Result+e.Error), e.Runs, e.WallSeconds)
 	}
 	fmt.Fprintln(w, r.headline())
 	fmt.Fprintf(w, "reports   %s, %s, %s in %s\n", SummaryFile, JUnitFile, ReportFile, r.Out)
@@ -152,14 +165,25 @@ func (r Report) Write() error {
 			dirs = append(dirs, o.Dir)
 		}
 	}
-	if runs, notes, err := reports.LoadRuns(dirs); err == nil {
+	var sweepDirs []string
+	for _, e := range r.Envelopes {
+		if e.Status == Pass {
+			sweepDirs = append(sweepDirs, e.Dir)
+		}
+	}
+	runs, notes, err := reports.LoadRuns(dirs)
+	if err != nil && len(dirs) > 0 {
+		errs = append(errs, err)
+	}
+	sweeps, err := reports.LoadEnvelopes(sweepDirs)
+	errs = append(errs, err)
+	if len(runs)+len(sweeps) > 0 {
 		m := reports.NewMatrix(runs, runner.ComparedSettings())
 		m.Notes = notes
+		m.Envelopes = reports.NewEnvelopes(sweeps)
 		errs = append(errs, reports.WriteComparison(r.Out, m))
 		fmt.Fprintln(&md)
 		m.Markdown(&md)
-	} else if len(dirs) > 0 {
-		errs = append(errs, err)
 	}
 	errs = append(errs, os.WriteFile(filepath.Join(r.Out, SummaryFile), []byte(md.String()), 0o644))
 	f, err := os.Create(filepath.Join(r.Out, JUnitFile))
@@ -184,8 +208,23 @@ func (r Report) markdown(w io.Writer) {
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %.0fs |\n", icon[rw.status()], rw.name, rw.rows,
 			rw.impl, rw.faults, rw.expected, rw.result(), rw.wall)
 	}
+	r.sweeps(w)
 	r.failures(w)
 	r.unmeasured(w)
+}
+
+// sweeps lists the envelopes block's sweeps: each one's boundary, or why
+// it has none.
+func (r Report) sweeps(w io.Writer) {
+	if len(r.Envelopes) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n### Envelopes\n\n| | sweep | impl | fault | grows | result | runs | wall |\n|---|---|---|---|---|---|---|---|\n")
+	icon := map[Status]string{Pass: "✅", Fail: "❌", Errored: "⚠️", NotRun: "⏹"}
+	for _, e := range r.Envelopes {
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %d | %.0fs |\n", icon[e.Status], e.Name, e.Impl, e.Fault, e.Vary,
+			orNothing(e.Result+e.Error), e.Runs, e.WallSeconds)
+	}
 }
 
 // failures lists every run that did not match its expectation, with the

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/locktest/locktest/checker"
+	"github.com/locktest/locktest/envelope"
 	"github.com/locktest/locktest/runner"
 )
 
@@ -91,6 +92,8 @@ type Report struct {
 	WallSeconds float64   `json:"wall_seconds"`
 	Interrupted bool      `json:"interrupted,omitempty"`
 	Outcomes    []Outcome `json:"outcomes"`
+	// Envelopes are the sweeps of the file's envelopes block.
+	Envelopes []SweepOutcome `json:"envelopes,omitempty"`
 }
 
 // Passed reports whether every run matched its expectation.
@@ -100,7 +103,12 @@ func (r Report) Passed() bool {
 			return false
 		}
 	}
-	return !r.Interrupted && len(r.Outcomes) > 0
+	for _, e := range r.Envelopes {
+		if e.Status != Pass {
+			return false
+		}
+	}
+	return !r.Interrupted && len(r.Outcomes)+len(r.Envelopes) > 0
 }
 
 // job is one run to do.
@@ -134,9 +142,6 @@ func (f *File) jobs(opt Options) ([]job, error) {
 			out = append(out, job{sc: sc, cfg: r})
 		}
 	}
-	if len(out) == 0 {
-		return nil, &runner.BadConfigError{Err: fmt.Errorf("--run %v matches no scenario of %s", opt.Filter, f.Path)}
-	}
 	return out, nil
 }
 
@@ -156,8 +161,17 @@ func Run(ctx context.Context, f *File, opt Options) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
+	sweeps := f.sweeps(opt)
+	if len(jobs)+len(sweeps) == 0 {
+		return Report{}, &runner.BadConfigError{Err: fmt.Errorf("--run %v matches no scenario of %s", opt.Filter, f.Path)}
+	}
 	for _, j := range jobs {
 		if err := runner.CheckBinaries(j.cfg); err != nil {
+			return Report{}, err
+		}
+	}
+	for _, s := range sweeps {
+		if err := envelope.Check(s.Options); err != nil {
 			return Report{}, err
 		}
 	}
@@ -194,6 +208,10 @@ dispatch:
 	}
 	wg.Wait()
 	prog.close()
+	if len(sweeps) > 0 && ctx.Err() == nil {
+		fmt.Fprintf(opt.Progress, "envelopes: %d sweep(s), %d at once\n", len(sweeps), opt.Parallel)
+		rep.Envelopes = runSweeps(ctx, sweeps, opt.Parallel, opt.Progress)
+	}
 	rep.Interrupted = ctx.Err() != nil
 	rep.WallSeconds = time.Since(rep.Started).Seconds()
 	return rep, nil

@@ -1,0 +1,438 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+// EnvelopeFile is a sweep's result in its directory (package envelope
+// writes it). A comparison reads it here, and leaves the sweep's own runs
+// out of the designs × faults matrix: each point's runs are tuned to its
+// magnitude, so they are no cell of it.
+const EnvelopeFile = "envelope.json"
+
+// Envelope is how big a fault one design survived: the part of a sweep's
+// envelope.json a comparison shows.
+type Envelope struct {
+	Impl     string          `json:"impl"`
+	Workload string          `json:"workload"`
+	TTL      string          `json:"ttl"`
+	Clients  int             `json:"clients"`
+	Seeds    []int64         `json:"seeds"`
+	Plan     EnvelopePlan    `json:"plan"`
+	Points   []EnvelopePoint `json:"points"`
+	Outcome  struct {
+		Finding   string   `json:"finding"`
+		Safe      *float64 `json:"safe"`
+		Unsafe    *float64 `json:"unsafe"`
+		Converged bool     `json:"converged"`
+	} `json:"outcome"`
+	Runs        int     `json:"runs"`
+	Elapsed     float64 `json:"elapsed_s"`
+	Interrupted bool    `json:"interrupted"`
+	// Dir is where the sweep was found.
+	Dir string `json:"dir"`
+}
+
+// EnvelopePlan is what a sweep grew: a fault, by one magnitude (pause,
+// delay, clock, rate, lockdelay) in a unit ("TTL" or "rate"), between Lo
+// and Hi.
+type EnvelopePlan struct {
+	Fault string  `json:"fault"`
+	Vary  string  `json:"vary"`
+	Knob  string  `json:"knob"`
+	Unit  string  `json:"unit"`
+	Lo    float64 `json:"lo"`
+	Hi    float64 `json:"hi"`
+}
+
+// EnvelopePoint is one magnitude judged on every seed.
+type EnvelopePoint struct {
+	Magnitude float64           `json:"magnitude"`
+	State     string            `json:"state"`
+	Unsafe    int               `json:"unsafe"`
+	Runs      []json.RawMessage `json:"runs"`
+}
+
+// ReadEnvelope reads a sweep's envelope.json.
+func ReadEnvelope(dir string) (Envelope, error) {
+	var e Envelope
+	data, err := os.ReadFile(filepath.Join(dir, EnvelopeFile))
+	if err == nil {
+		err = json.Unmarshal(data, &e)
+	}
+	if err != nil {
+		return e, fmt.Errorf("read envelope: %w", err)
+	}
+	e.Dir = dir
+	return e, nil
+}
+
+// faultClass is the kind of fault a sweep of vary grows: pause, delay,
+// clock or clock rate. A lock-delay sweep grows a pause.
+func faultClass(vary string) string {
+	switch vary {
+	case "lockdelay":
+		return "pause"
+	case "rate":
+		return "clock rate"
+	}
+	return vary
+}
+
+// label formats a magnitude in the sweep's unit.
+func (e Envelope) label(m float64) string {
+	s := strconv.FormatFloat(math.Round(m*1000)/1000, 'f', -1, 64)
+	if e.Plan.Unit == "rate" {
+		return "rate " + s
+	}
+	return s + "×TTL"
+}
+
+func (e Envelope) point(m *float64) (EnvelopePoint, bool) {
+	if m == nil {
+		return EnvelopePoint{}, false
+	}
+	for _, p := range e.Points {
+		if p.Magnitude == *m {
+			return p, true
+		}
+	}
+	return EnvelopePoint{}, false
+}
+
+// Survived says, in a few words, the largest fault the design survived:
+// "≤ 0.95×TTL" with the smallest that broke it, "≥ 4×TTL" when nothing
+// in the sweep's range did, "< 0.25×TTL" when its smallest already did.
+func (e Envelope) Survived() (headline, detail string) {
+	o := e.Outcome
+	seeds := func(m *float64) string {
+		p, ok := e.point(m)
+		if !ok {
+			return ""
+		}
+		return fmt.Sprintf(" (%d/%d seeds lost updates)", p.Unsafe, len(p.Runs))
+	}
+	switch {
+	case e.Interrupted:
+		return "interrupted", "the sweep was stopped before it concluded"
+	case o.Finding == "boundary" && o.Safe != nil && o.Unsafe != nil:
+		detail = "safe at " + e.label(*o.Safe) + seeds(o.Safe) + ", unsafe at " + e.label(*o.Unsafe) + seeds(o.Unsafe)
+		if !o.Converged {
+			// The point budget ran out: the edge is somewhere in between.
+			return e.label(*o.Safe) + " – " + e.label(*o.Unsafe), detail + "; the bracket is wider than the sweep's tolerance"
+		}
+		return "≤ " + e.label(*o.Safe), detail
+	case o.Finding == "none" && o.Safe != nil:
+		return "≥ " + e.label(*o.Safe), "no update lost up to " + e.label(*o.Safe) + seeds(o.Safe) + ", the largest tried"
+	case o.Finding == "below" && o.Unsafe != nil:
+		return "< " + e.label(*o.Unsafe), "unsafe already at " + e.label(*o.Unsafe) + seeds(o.Unsafe) + ", the smallest tried"
+	}
+	return "unknown", "a point gave no answer (a run failed or saw no strike): see " + filepath.Join(e.Dir, "summary.txt")
+}
+
+// Outcome is the sweep's verdict at the largest magnitude it tried.
+func (e Envelope) outcome() Outcome {
+	switch e.Outcome.Finding {
+	case "none":
+		return Safe
+	case "boundary", "below":
+		return Unsafe
+	}
+	return Undecided
+}
+
+// EnvelopeColumn is a fault swept with one magnitude and the same
+// settings: sweeps in one column are compared like with like.
+type EnvelopeColumn struct {
+	Fault string `json:"fault"`
+	Vary  string `json:"vary"`
+	// Settings are the sweeps' TTL, clients and workload, said when the
+	// column's fault was swept with other settings too.
+	Settings string `json:"settings,omitempty"`
+	key      string
+}
+
+// String is the column's heading: "pause (pause-holder)".
+func (c EnvelopeColumn) String() string {
+	s := faultClass(c.Vary) + " (" + c.Fault + ")"
+	if c.Settings != "" {
+		s += " [" + c.Settings + "]"
+	}
+	return s
+}
+
+// envelopeSettings are the settings two sweeps must share to sit in one
+// column: the rest is fixed by the plan of the fault and magnitude.
+func (e Envelope) settings() string {
+	return fmt.Sprintf("ttl=%s, clients=%d, %s", e.TTL, e.Clients, e.Workload)
+}
+
+// Envelopes is the headline of a comparison: for each design and each
+// fault swept, the largest fault it survived.
+type Envelopes struct {
+	Designs []string         `json:"designs"`
+	Columns []EnvelopeColumn `json:"columns"`
+	Sweeps  []Envelope       `json:"sweeps"`
+	// Notes say which older sweeps a newer one of the same design, fault
+	// and settings replaced.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// NewEnvelopes groups sweeps into columns by fault, magnitude and
+// settings, keeping the newest sweep of each design in a column (sweep
+// directories are named by their start time).
+func NewEnvelopes(sweeps []Envelope) Envelopes {
+	var t Envelopes
+	perFault := map[string][]string{}
+	for _, e := range sweeps {
+		k := e.Plan.Fault + "/" + e.Plan.Vary
+		if !slices.Contains(perFault[k], e.settings()) {
+			perFault[k] = append(perFault[k], e.settings())
+		}
+	}
+	type cellKey struct{ design, column string }
+	newest := map[cellKey]int{}
+	for _, e := range sweeps {
+		col := EnvelopeColumn{Fault: e.Plan.Fault, Vary: e.Plan.Vary, key: e.Plan.Fault + "/" + e.Plan.Vary + "/" + e.settings()}
+		if len(perFault[e.Plan.Fault+"/"+e.Plan.Vary]) > 1 {
+			col.Settings = e.settings()
+		}
+		if !slices.ContainsFunc(t.Columns, func(c EnvelopeColumn) bool { return c.key == col.key }) {
+			t.Columns = append(t.Columns, col)
+		}
+		if !slices.Contains(t.Designs, e.Impl) {
+			t.Designs = append(t.Designs, e.Impl)
+		}
+		k := cellKey{e.Impl, col.key}
+		if i, ok := newest[k]; ok {
+			old := t.Sweeps[i]
+			if filepath.Base(e.Dir) > filepath.Base(old.Dir) {
+				old, t.Sweeps[i] = e, e
+			}
+			t.Notes = append(t.Notes, fmt.Sprintf("%s under %s was swept more than once; the newest sweep is shown, not %s", e.Impl, col, old.Dir))
+			continue
+		}
+		newest[k] = len(t.Sweeps)
+		t.Sweeps = append(t.Sweeps, e)
+	}
+	sort.Strings(t.Designs)
+	sort.Slice(t.Columns, func(i, j int) bool { return t.Columns[i].key < t.Columns[j].key })
+	return t
+}
+
+// Sweep returns a design's sweep in a column.
+func (t Envelopes) Sweep(design string, col EnvelopeColumn) (Envelope, bool) {
+	for _, e := range t.Sweeps {
+		if e.Impl == design && e.Plan.Fault+"/"+e.Plan.Vary+"/"+e.settings() == col.key {
+			return e, true
+		}
+	}
+	return Envelope{}, false
+}
+
+// envelopeLegend explains the headline table, under every format's table.
+const envelopeLegend = "Each cell: the largest fault the design survived without losing an update (≤; a range a – b when the " +
+	"sweep ran out of points before narrowing it), found by bisecting " +
+	"the fault's size between the smallest and largest tried, with every strike placed just after a grant so that " +
+	"its size decides; then the sizes that were safe and unsafe, and how many seeds of each lost updates. " +
+	"≥ means nothing in the range broke it (not a proof beyond it); < means the smallest size tried already did. " +
+	"Sizes are multiples of the TTL: a pause's length, a delay, a clock's jump forward. On the chart (dashed: the " +
+	"lease, 1×TTL) each design's curve is lifted a hair above the previous one so that equal curves stay visible."
+
+// Markdown writes the headline table: designs × faults swept, each cell
+// the largest fault survived.
+func (t Envelopes) Markdown(w io.Writer) {
+	if len(t.Sweeps) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "## How big a fault each design survives\n\n")
+	heads := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		heads[i] = c.String()
+	}
+	fmt.Fprintf(w, "| design \\ fault | %s |\n|---|%s\n", strings.Join(heads, " | "), strings.Repeat("---|", len(t.Columns)))
+	for _, d := range t.Designs {
+		fmt.Fprintf(w, "| **%s** |", d)
+		for _, c := range t.Columns {
+			e, ok := t.Sweep(d, c)
+			if !ok {
+				fmt.Fprint(w, " — |")
+				continue
+			}
+			head, detail := e.Survived()
+			fmt.Fprintf(w, " %s **%s**<br>%s |", outcomeMark[e.outcome()], head, detail)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w, "\n"+envelopeLegend)
+	for _, n := range t.Notes {
+		fmt.Fprintf(w, "\n> %s\n", n)
+	}
+	fmt.Fprintln(w)
+}
+
+// Curve colors: one per design, none of them red (reserved for
+// overlapping holders), in an order that keeps neighbours apart.
+var curveColors = []color.Color{
+	color.RGBA{R: 31, G: 119, B: 180, A: 255},
+	color.RGBA{R: 255, G: 127, B: 14, A: 255},
+	color.RGBA{R: 44, G: 160, B: 44, A: 255},
+	color.RGBA{R: 148, G: 103, B: 189, A: 255},
+	color.RGBA{R: 140, G: 86, B: 75, A: 255},
+	color.RGBA{R: 227, G: 119, B: 194, A: 255},
+	color.RGBA{R: 127, G: 127, B: 127, A: 255},
+	color.RGBA{R: 188, G: 189, B: 34, A: 255},
+	color.RGBA{R: 23, G: 190, B: 207, A: 255},
+	color.RGBA{R: 0, G: 0, B: 0, A: 255},
+}
+
+var curveGlyphs = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.PyramidGlyph{},
+	draw.CrossGlyph{}, draw.PlusGlyph{}, draw.RingGlyph{}, draw.BoxGlyph{}}
+
+// Geometry of the curves chart, in px: a panel per column, at most
+// curvesPerRow side by side, so that it fits a laptop screen.
+const (
+	curvesPanelW = 440.0
+	curvesPanelH = 340.0
+	curvesPerRow = 3
+)
+
+// Chart draws every sweep's curve, the share of seeds that lost an update
+// against the fault's size, a panel per column and a line per design,
+// with one legend of the designs under the panels. It returns the PNG
+// and its size in CSS pixels.
+func (t Envelopes) Chart() ([]byte, int, int, error) {
+	if len(t.Sweeps) == 0 {
+		return nil, 0, 0, nil
+	}
+	var panels []*figure
+	for _, col := range t.Columns {
+		f := newFigure(col.String(), "share of seeds that lost updates", curvesPanelW, curvesPanelH, 0)
+		f.p.X.Tick.Marker = plot.DefaultTicks{}
+		f.p.Y.Min, f.p.Y.Max = -0.08, 1.1
+		f.p.X.Label.Text = "size, in TTLs"
+		if col.Vary != "rate" {
+			lease, _ := plotter.NewLine(plotter.XYs{{X: 1, Y: f.p.Y.Min}, {X: 1, Y: f.p.Y.Max}})
+			lease.Color, lease.Width, lease.Dashes = color.Gray{Y: 120}, vg.Points(1), []vg.Length{px(5), px(4)}
+			f.p.Add(lease)
+		}
+		for i, d := range t.Designs {
+			e, ok := t.Sweep(d, col)
+			if !ok {
+				continue
+			}
+			if e.Plan.Unit == "rate" {
+				f.p.X.Label.Text = "clock rate (1 = true speed)"
+			}
+			pts := slices.Clone(e.Points)
+			sort.Slice(pts, func(a, b int) bool { return pts[a].Magnitude < pts[b].Magnitude })
+			var xys plotter.XYs
+			// Designs with the same curve would hide one another: each is
+			// drawn a hair above the last.
+			lift := 0.012 * (float64(i) - float64(len(t.Designs)-1)/2)
+			for _, p := range pts {
+				xys = append(xys, plotter.XY{X: p.Magnitude, Y: float64(p.Unsafe)/float64(max(1, len(p.Runs))) + lift})
+			}
+			l, s, err := plotter.NewLinePoints(xys)
+			if err != nil {
+				return nil, 0, 0, fmt.Errorf("envelope chart: %w", err)
+			}
+			l.Color, l.Width = curveColors[i%len(curveColors)], vg.Points(1.5)
+			s.GlyphStyle = draw.GlyphStyle{Color: l.Color, Radius: px(4), Shape: curveGlyphs[i%len(curveGlyphs)]}
+			f.p.Add(l, s)
+		}
+		panels = append(panels, f)
+	}
+	// One legend for all panels: the designs, with their line and mark.
+	var legend []legendEntry
+	for i, d := range t.Designs {
+		l, _ := plotter.NewLine(plotter.XYs{{}, {X: 1}})
+		l.Color, l.Width = curveColors[i%len(curveColors)], vg.Points(1.5)
+		s, _ := plotter.NewScatter(plotter.XYs{{}})
+		s.GlyphStyle = draw.GlyphStyle{Color: l.Color, Radius: px(4), Shape: curveGlyphs[i%len(curveGlyphs)]}
+		legend = append(legend, legendEntry{d, lineAndMark{l, s}})
+	}
+	cols := min(len(panels), curvesPerRow)
+	rows := (len(panels) + cols - 1) / cols
+	legendLines := legendRows(legend, curvesPanelW*float64(cols))
+	legendH := float64(len(legendLines))*legendEntryH + legendPad
+	width, height := curvesPanelW*float64(cols), curvesPanelH*float64(rows)+legendH
+	cv := vgimg.NewWith(vgimg.UseWH(px(width), px(height)), vgimg.UseDPI(dpi*pngScale))
+	dc := draw.New(cv)
+	dc.FillPolygon(color.White, box(0, px(width), 0, px(height)))
+	for i, f := range panels {
+		x0, top := curvesPanelW*float64(i%cols), curvesPanelH*float64(i/cols)
+		f.p.Draw(draw.Canvas{Canvas: cv, Rectangle: vg.Rectangle{
+			Min: vg.Point{X: px(x0), Y: px(height - top - curvesPanelH)},
+			Max: vg.Point{X: px(x0 + curvesPanelW), Y: px(height - top)}}})
+	}
+	drawLegend(dc, legendLines, px(legendH))
+	var buf bytes.Buffer
+	if _, err := (vgimg.PngCanvas{Canvas: cv}).WriteTo(&buf); err != nil {
+		return nil, 0, 0, fmt.Errorf("envelope chart: %w", err)
+	}
+	return buf.Bytes(), int(width), int(height), nil
+}
+
+// lineAndMark is a legend thumbnail of a curve: its line and its mark.
+type lineAndMark struct {
+	line *plotter.Line
+	mark *plotter.Scatter
+}
+
+func (t lineAndMark) Thumbnail(c *draw.Canvas) {
+	t.line.Thumbnail(c)
+	t.mark.Thumbnail(c)
+}
+
+// LoadEnvelopes reads every sweep under paths: a directory holding
+// envelope.json, or any directory above such.
+func LoadEnvelopes(paths []string) ([]Envelope, error) {
+	var out []Envelope
+	seen := map[string]bool{}
+	for _, p := range paths {
+		root, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			return nil, fmt.Errorf("read envelopes: %w", err)
+		}
+		err = filepath.WalkDir(root, func(dir string, d os.DirEntry, err error) error {
+			if err != nil || !d.IsDir() {
+				return err
+			}
+			if _, err := os.Stat(filepath.Join(dir, ResultsFile)); err == nil {
+				return filepath.SkipDir // a run: no sweep below
+			}
+			if _, err := os.Stat(filepath.Join(dir, EnvelopeFile)); err != nil || seen[dir] {
+				return nil
+			}
+			seen[dir] = true
+			e, err := ReadEnvelope(dir)
+			if err != nil {
+				return err
+			}
+			out = append(out, e)
+			return filepath.SkipDir
+		})
+		if err != nil {
+			return nil, fmt.Errorf("read envelopes: %w", err)
+		}
+	}
+	return out, nil
+}
