@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/locktest/locktest/checker"
@@ -46,11 +47,16 @@ type Run struct {
 	// took effect and were caught.
 	Rejected int `json:"rejected"`
 	// Strikes counts the fault's occurrences: a run without one was no try.
-	Strikes int     `json:"strikes"`
+	Strikes int `json:"strikes"`
+	// Retried counts the earlier tries of this seed that lost an update
+	// while the harness did not keep time (runOne).
+	Retried int     `json:"retried,omitempty"`
 	Wall    float64 `json:"wall_s"`
 	Dir     string  `json:"dir,omitempty"`
 	Command string  `json:"command,omitempty"`
 	Error   string  `json:"error,omitempty"`
+	// problems say where the run's timing was not honoured.
+	problems []string
 }
 
 // unsafe: the run lost an update. fair: it gave an answer after at least
@@ -151,7 +157,7 @@ func Sweep(ctx context.Context, o Options) (*Report, error) {
 			pt.Runs = append(pt.Runs, r)
 			rep.Runs++
 			progress(o.Progress, "p%02d %-10s seed %-3d %-7s lost %-3d stale writes rejected %-3d strikes %d  %4.1fs%s",
-				pt.N, plan.Label(m), s, r.Verdict, r.Lost, r.Rejected, r.Strikes, r.Wall, errSuffix(r.Error))
+				pt.N, plan.Label(m), s, r.Verdict, r.Lost, r.Rejected, r.Strikes, r.Wall, retrySuffix(r.Retried)+errSuffix(r.Error))
 		}
 		pt.judge()
 		rep.Points = append(rep.Points, pt)
@@ -214,9 +220,37 @@ func prepare(o Options) (Plan, runner.Resolved, error) {
 	return plan, r, err
 }
 
+// timingRetries is how often a seed is tried again when it lost an
+// update in a run whose timing was not honoured.
+const timingRetries = 2
+
 // runOne runs one seed of a point. A run that fails (a harness error) is
 // kept as unknown with its error: the point says so.
+//
+// A run that lost an update while the harness did not keep time (a
+// starved machine woke the paused holder late, so its write landed later
+// than the fault's size says) is no evidence at this size: the seed runs
+// again, and if it never keeps time it counts as no answer. A safe run on
+// a late harness stands: the fault it survived was at least as big.
 func runOne(ctx context.Context, c runner.Config, store, scenario string) Run {
+	for retried := 0; ; retried++ {
+		name := scenario
+		if retried > 0 {
+			name = fmt.Sprintf("%s-retry%d", scenario, retried)
+		}
+		r := tryOne(ctx, c, store, name)
+		r.Retried = retried
+		if r.Verdict != checker.Invalid || len(r.problems) == 0 {
+			return r
+		}
+		if retried == timingRetries {
+			r.Verdict, r.Error = checker.Unknown, "timing not honoured: "+strings.Join(r.problems, "; ")
+			return r
+		}
+	}
+}
+
+func tryOne(ctx context.Context, c runner.Config, store, scenario string) Run {
 	c.Store, c.Scenario = store, scenario
 	r := Run{Seed: c.Seed, Verdict: checker.Unknown}
 	resolved, err := runner.Resolve(c)
@@ -236,6 +270,9 @@ func runOne(ctx context.Context, c runner.Config, store, scenario string) Run {
 		return r
 	}
 	r.Verdict, r.Lost, r.Rejected, r.Strikes = res.Verdict, res.Checks.Stats.Lost, res.Checks.Stats.Rejected, len(res.Checks.Faults)
+	if res.Health != nil {
+		r.problems = res.Health.Problems
+	}
 	return r
 }
 
@@ -278,6 +315,15 @@ func write(rep *Report) error {
 		}
 	}
 	return nil
+}
+
+// retrySuffix says how often a seed was tried again because a run lost an
+// update while the harness did not keep time.
+func retrySuffix(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("  (after %d tr%s whose timing was not honoured)", n, map[bool]string{true: "y", false: "ies"}[n == 1])
 }
 
 func errSuffix(e string) string {
