@@ -98,7 +98,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 			return exitInternal
 		}
 		return exitValid
-	case "worker":
+	case runner.WorkerCommand:
 		if err := runner.Worker(os.Stdin, os.Stdout); err != nil {
 			fmt.Fprintln(stderr, "locktest worker:", err)
 			return exitInternal

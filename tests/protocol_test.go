@@ -320,6 +320,11 @@ func TestGoAPIExample(t *testing.T) {
 			if res.Checks.Mutex.Verdict != checker.Invalid {
 				t.Fatalf("mutex %s: the paused holder was not seen overlapping", res.Checks.Mutex.Verdict)
 			}
+			// The stock locktest lacks the design: the run reproduces
+			// with the user's binary.
+			if !strings.HasPrefix(res.Command, "mylock run --impl example-redis ") {
+				t.Errorf("reproduce command %q: want the user's binary, mylock run --impl example-redis …", res.Command)
+			}
 			if tc.workload != "counter-renew" {
 				return
 			}
