@@ -211,7 +211,7 @@ func (cfg Config) Command() string {
 		}
 		switch {
 		case !s.Value(&cfg).IsBoolFlag():
-			words = append(words, "--"+s.Flag, shellQuote(v))
+			words = append(words, "--"+s.Flag, ShellQuote(v))
 		case v == "true":
 			words = append(words, "--"+s.Flag)
 		default:
@@ -245,8 +245,8 @@ func program() string {
 
 var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]+$`)
 
-// shellQuote quotes s as one shell word, unless it is one already.
-func shellQuote(s string) string {
+// ShellQuote quotes s as one POSIX shell word, unless it is one already.
+func ShellQuote(s string) string {
 	if shellSafe.MatchString(s) {
 		return s
 	}
