@@ -152,9 +152,8 @@ func Expect(o Outcome) Option {
 // command that runs the scenario again. Bad options and missing server
 // binaries (with the package that provides them) fail t before anything
 // starts; Run never skips. It returns the run's results for further
-// assertions. Runs started by one test binary at once share its two
-// resources that matter, CPU and timing, so do not make Run's tests
-// parallel.
+// assertions. Do not make Run's tests parallel: runs at once would share
+// the CPU, and a fault's timing, a lease and a pause, is what they test.
 func Run(t *testing.T, design impls.Design, opts ...Option) reports.Results {
 	t.Helper()
 	if !mainRan {

@@ -196,11 +196,12 @@ func (v Value) IsBoolFlag() bool {
 }
 
 // Command returns the command line that reproduces cfg, quoted for a
-// POSIX shell: Program run, then every stored setting that differs from
-// its default, and those marked Always.
+// POSIX shell: "locktest run" (or the user's binary, see programName),
+// then every stored setting that differs from its default, and those
+// marked Always.
 func (cfg Config) Command() string {
 	def := Defaults()
-	words := []string{Program, "run"}
+	words := []string{programName, "run"}
 	for _, s := range Settings {
 		if s.Name() == "" {
 			continue
@@ -221,12 +222,12 @@ func (cfg Config) Command() string {
 	return strings.Join(words, " ")
 }
 
-// Program is the command Command names: locktest for a binary built from
-// this module (cmd/locktest, and its own tests), else the running binary's
-// name. A user's own main (docs/go-api.md) may run a design it registered,
-// which the stock locktest lacks, so its runs reproduce only with that
-// binary.
-var Program = program()
+// programName is the command Command names: locktest for a binary built
+// from this module (cmd/locktest, and its own tests), else the running
+// binary's name. A user's own main (docs/go-api.md) may run a design it
+// registered, which the stock locktest lacks, so its runs reproduce only
+// with that binary.
+var programName = program()
 
 // module is this module's path, as a binary's build information names it.
 const module = "github.com/locktest/locktest"
