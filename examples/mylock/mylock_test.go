@@ -12,14 +12,16 @@ import (
 func TestMain(m *testing.M) { locktesting.Main(m, unfenced, fenced) }
 
 // pausedHolder is the scenario both tests run: the lock holder is stopped
-// right after it read the counter, for twice the lease, every 2 s or so.
-// 8 s gives the pause three chances to outlive a lease while another
-// client takes the lock.
+// right after it read the counter, for 1.5 s (the lease is 1 s), after
+// 1.5 s of quiet on average. In 8 s that gives two pauses that outlive the
+// lease while another client takes the lock, so one unlucky strike does
+// not decide the test.
 var pausedHolder = []locktesting.Option{
 	locktesting.Fault("pause-holder"),
 	locktesting.Duration(8 * time.Second),
 	locktesting.Clients(4),
-	locktesting.Set("fault-interval", "2s"),
+	locktesting.Set("fault-duration", "1.5s"),
+	locktesting.Set("fault-interval", "1.5s"),
 }
 
 // TestUnfencedLosesUpdates asserts the lock's known flaw: with no fencing
