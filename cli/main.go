@@ -52,7 +52,7 @@ usage:
 // the workers are spawned from os.Executable(), so the user's binary, with
 // the design compiled in, is the worker too.
 func Main(args []string, stdout, stderr io.Writer) int {
-	slog.SetDefault(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: logLevel()})))
+	SetLogging(stderr)
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return exitBadArgs
@@ -98,7 +98,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 			return exitInternal
 		}
 		return exitValid
-	case "worker":
+	case runner.WorkerCommand:
 		if err := runner.Worker(os.Stdin, os.Stdout); err != nil {
 			fmt.Fprintln(stderr, "locktest worker:", err)
 			return exitInternal
@@ -141,6 +141,13 @@ func exitCode(err error, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "locktest: internal error:", err)
 		return exitInternal
 	}
+}
+
+// SetLogging sends log/slog's records to w: warnings and errors, or
+// everything with LOCKTEST_DEBUG set. Main calls it; so does a test binary
+// under locktesting, whose coordinator runs without Main.
+func SetLogging(w io.Writer) {
+	slog.SetDefault(slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: logLevel()})))
 }
 
 func logLevel() slog.Level {

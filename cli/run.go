@@ -106,17 +106,13 @@ func cmdAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "locktest analyze: %v\n", err)
 		return exitBadArgs
 	}
-	cfg, err := runner.LoadConfig(dir)
+	resolved, err := runner.LoadRun(dir)
 	if err != nil {
 		fmt.Fprintf(stderr, "locktest analyze: %v\n", err)
 		return exitBadArgs
 	}
 	if timeout > 0 {
-		cfg.CheckTimeout = timeout
-	}
-	resolved, err := runner.Resolve(cfg)
-	if err != nil {
-		return exitCode(err, stderr)
+		resolved.CheckTimeout = timeout
 	}
 	res, err := runner.AnalyzeContext(ctx, dir, resolved, !*noReport)
 	if err != nil {

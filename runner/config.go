@@ -160,6 +160,18 @@ type Resolved struct {
 	Faults   []faults.Fault
 	// Targets holds each fault's target, in Faults order.
 	Targets []faults.Target
+	// Reproduce, when set, is the command line that runs the scenario
+	// again, in place of Command: a test that calls locktesting.Run is
+	// reproduced by go test, not by a locktest command.
+	Reproduce string
+}
+
+// reproduce is the command that runs the scenario again.
+func (r Resolved) reproduce() string {
+	if r.Reproduce != "" {
+		return r.Reproduce
+	}
+	return r.Command()
 }
 
 // LookupDesign returns the design cfg names: a registered one, or the

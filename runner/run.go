@@ -90,7 +90,7 @@ func Run(ctx context.Context, cfg Resolved) (reports.Results, error) {
 	if err != nil {
 		return reports.Results{}, bad("--store %s: %v; give a directory locktest can write to", cfg.Store, err)
 	}
-	if err := writeConfig(dir, cfg.Config); err != nil {
+	if err := writeConfig(dir, cfg); err != nil {
 		return reports.Results{Dir: dir}, err
 	}
 	hist, err := history.Create(filepath.Join(dir, reports.HistoryFile))
@@ -384,7 +384,7 @@ func (r *run) startWorker(wc WorkerConfig, seqBase int) (*worker, error) {
 	}
 	// The client's name on the command line tells workers apart in ps.
 	name := fmt.Sprintf("c%d", wc.Client)
-	proc, err := cluster.Start(cluster.Spec{Name: name, Path: r.exe, Args: []string{"worker", name},
+	proc, err := cluster.Start(cluster.Spec{Name: name, Path: r.exe, Args: []string{WorkerCommand, name},
 		Dir: r.dir, Stdin: inR, Stdout: outW, Log: logf})
 	inR.Close()
 	outW.Close()
@@ -546,7 +546,7 @@ func Recheck(dir string, cfg Resolved) (reports.Results, error) { return analyze
 
 func analyze(dir string, cfg Resolved, write bool) (reports.Results, error) {
 	res := reports.Results{Scenario: cfg.Scenario, Impl: cfg.Impl, Workload: cfg.Workload.Name, Faults: cfg.Config.Faults,
-		Seed: cfg.Seed, Clients: cfg.Clients, Command: cfg.Command(), Config: cfg.Config, Dir: dir,
+		Seed: cfg.Seed, Clients: cfg.Clients, Command: cfg.reproduce(), Config: cfg.Config, Dir: dir,
 		Locktest: reports.CurrentBuild(), Servers: cluster.ServerVersions(slices.Collect(maps.Keys(binaries(cfg))))}
 	defer limitHeap(filepath.Join(dir, reports.HistoryFile))()
 	recs, err := history.ReadFile(filepath.Join(dir, reports.HistoryFile))
@@ -584,11 +584,9 @@ func analyze(dir string, cfg Resolved, write bool) (reports.Results, error) {
 		res.Verdict = checker.Unknown
 		res.Notes = append(res.Notes, "verdict unknown, not valid: no client operation completed, so nothing was tested")
 	}
-	var asked []string
-	for _, f := range cfg.Faults {
-		asked = append(asked, f.Name())
-	}
-	res.Health = reports.MeasureHealth(recs, asked)
+	// The names the run asked for, not the looked-up faults: a stored run
+	// is analyzed without resolving them against a design (LoadRun).
+	res.Health = reports.MeasureHealth(recs, cfg.Config.Faults)
 	var notes []string
 	res.Verdict, notes = res.Health.Judge(res.Verdict)
 	res.Notes = append(res.Notes, notes...)

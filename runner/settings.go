@@ -4,8 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
+	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -192,12 +195,13 @@ func (v Value) IsBoolFlag() bool {
 	return ok
 }
 
-// Command returns the locktest command line that reproduces cfg, quoted
-// for a POSIX shell: every stored setting that differs from its default,
-// and those marked Always.
+// Command returns the command line that reproduces cfg, quoted for a
+// POSIX shell: "locktest run" (or the user's binary, see programName),
+// then every stored setting that differs from its default, and those
+// marked Always.
 func (cfg Config) Command() string {
 	def := Defaults()
-	words := []string{"locktest", "run"}
+	words := []string{programName, "run"}
 	for _, s := range Settings {
 		if s.Name() == "" {
 			continue
@@ -208,7 +212,7 @@ func (cfg Config) Command() string {
 		}
 		switch {
 		case !s.Value(&cfg).IsBoolFlag():
-			words = append(words, "--"+s.Flag, shellQuote(v))
+			words = append(words, "--"+s.Flag, ShellQuote(v))
 		case v == "true":
 			words = append(words, "--"+s.Flag)
 		default:
@@ -218,10 +222,32 @@ func (cfg Config) Command() string {
 	return strings.Join(words, " ")
 }
 
+// programName is the command Command names: locktest for a binary built
+// from this module (cmd/locktest, and its own tests), else the running
+// binary's name. A user's own main (docs/go-api.md) may run a design it
+// registered, which the stock locktest lacks, so its runs reproduce only
+// with that binary.
+var programName = program()
+
+// module is this module's path, as a binary's build information names it.
+const module = "github.com/locktest/locktest"
+
+func program() string {
+	bi, ok := debug.ReadBuildInfo()
+	if ok && bi.Main.Path == module && !strings.HasPrefix(bi.Path, module+"/examples/") {
+		return "locktest"
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return "locktest"
+	}
+	return filepath.Base(exe)
+}
+
 var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]+$`)
 
-// shellQuote quotes s as one shell word, unless it is one already.
-func shellQuote(s string) string {
+// ShellQuote quotes s as one POSIX shell word, unless it is one already.
+func ShellQuote(s string) string {
 	if shellSafe.MatchString(s) {
 		return s
 	}

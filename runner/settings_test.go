@@ -52,8 +52,8 @@ func TestCommandQuotes(t *testing.T) {
 		{"~/x", "'~/x'"},
 	}
 	for _, tc := range cases {
-		if got := shellQuote(tc.word); got != tc.want {
-			t.Errorf("shellQuote(%q) = %s, want %s", tc.word, got, tc.want)
+		if got := ShellQuote(tc.word); got != tc.want {
+			t.Errorf("ShellQuote(%q) = %s, want %s", tc.word, got, tc.want)
 		}
 	}
 }

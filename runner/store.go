@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/locktest/locktest/impls"
 	"github.com/locktest/locktest/reports"
+	"github.com/locktest/locktest/workloads"
 )
 
 // newRunDir creates <store>/<scenario>/<timestamp>/ (Jepsen's layout) and
@@ -81,12 +83,34 @@ func relink(link, target string) error {
 // so that even a killed run can be analyzed.
 const ConfigFile = "config.json"
 
-func writeConfig(dir string, cfg Config) error {
-	// The build that started the run rides along; LoadConfig ignores it.
-	data, err := json.MarshalIndent(struct {
-		Config
-		Locktest string `json:"locktest"`
-	}{cfg, reports.CurrentBuild().String()}, "", "  ")
+// storedRun is config.json: the settings, and beside them what analyze
+// needs that the settings only name. The design rides along because the
+// binary that analyzes may not have it: a design registered in a user's
+// own main is unknown to the stock locktest, whose check needs only the
+// history, the workload and these few facts.
+type storedRun struct {
+	Config
+	// Locktest is the build that started the run, for the record.
+	Locktest string `json:"locktest,omitempty"`
+	// Design is what the run's design was; absent in runs stored before
+	// it was kept.
+	Design *storedDesign `json:"design,omitempty"`
+	// Reproduce is the command that runs the scenario again.
+	Reproduce string `json:"reproduce,omitempty"`
+}
+
+// storedDesign is the part of an impls.Design a stored run's analysis
+// uses: the servers it ran (their versions go in the results) and whether
+// the workload's data lived in the lock service instead of a resource node.
+type storedDesign struct {
+	Binaries     map[string]string `json:"binaries,omitempty"`
+	GuardsWrites bool              `json:"guards_writes,omitempty"`
+}
+
+func writeConfig(dir string, cfg Resolved) error {
+	data, err := json.MarshalIndent(storedRun{Config: cfg.Config, Locktest: reports.CurrentBuild().String(),
+		Design:    &storedDesign{Binaries: cfg.Design.Binaries, GuardsWrites: cfg.Design.GuardsWrites},
+		Reproduce: cfg.reproduce()}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("write config: %w", err)
 	}
@@ -96,15 +120,48 @@ func writeConfig(dir string, cfg Config) error {
 	return nil
 }
 
-// LoadConfig reads the scenario of a stored run.
-func LoadConfig(dir string) (Config, error) {
-	cfg := Defaults()
+// readConfig reads a stored run's config.json, settings missing from it
+// at their defaults.
+func readConfig(dir string) (storedRun, error) {
+	run := storedRun{Config: Defaults()}
 	data, err := os.ReadFile(filepath.Join(dir, ConfigFile))
 	if err != nil {
-		return cfg, fmt.Errorf("%s is not a run directory: %w", dir, err)
+		return run, fmt.Errorf("%s is not a run directory: %w", dir, err)
 	}
-	if err := json.Unmarshal(data, &cfg); err != nil {
-		return cfg, fmt.Errorf("read %s: %w", filepath.Join(dir, ConfigFile), err)
+	if err := json.Unmarshal(data, &run); err != nil {
+		return run, fmt.Errorf("read %s: %w", filepath.Join(dir, ConfigFile), err)
 	}
-	return cfg, nil
+	return run, nil
+}
+
+// LoadConfig reads the settings of a stored run.
+func LoadConfig(dir string) (Config, error) {
+	run, err := readConfig(dir)
+	return run.Config, err
+}
+
+// LoadRun reads the scenario of a stored run for analysis. It looks up
+// the workload, which decides the verdict, and nothing else: the design
+// comes from config.json (or, for a run stored before the design was
+// kept there, the registry, else its name alone), the faults stay names.
+// So a run of any design, registered in whichever binary ran it, is
+// checked from its history by any locktest.
+func LoadRun(dir string) (Resolved, error) {
+	run, err := readConfig(dir)
+	if err != nil {
+		return Resolved{}, &BadConfigError{err}
+	}
+	r := Resolved{Config: run.Config, Reproduce: run.Reproduce}
+	if r.Workload, err = workloads.Lookup(run.Workload); err != nil {
+		return r, bad("%s: %v", filepath.Join(dir, ConfigFile), err)
+	}
+	switch d, err := impls.Lookup(run.Impl); {
+	case run.Design != nil:
+		r.Design = impls.Design{Name: run.Impl, Binaries: run.Design.Binaries, GuardsWrites: run.Design.GuardsWrites}
+	case err == nil:
+		r.Design = d
+	default:
+		r.Design = impls.Design{Name: run.Impl}
+	}
+	return r, nil
 }

@@ -35,6 +35,12 @@ import (
 //	                               died: the worker exits at once.
 //	worker → coordinator (stdout): message lines.
 
+// WorkerCommand is the hidden command a worker process runs: the
+// coordinator spawns os.Executable() with it and the client's name. A
+// binary that is not cli.Main's (a test binary under locktesting) must
+// hand this command to cli.Main before doing anything else.
+const WorkerCommand = "worker"
+
 // stopLine asks a worker to finish its current cycle and exit.
 const stopLine = "stop"
 

@@ -320,6 +320,15 @@ func TestGoAPIExample(t *testing.T) {
 			if res.Checks.Mutex.Verdict != checker.Invalid {
 				t.Fatalf("mutex %s: the paused holder was not seen overlapping", res.Checks.Mutex.Verdict)
 			}
+			// The stock locktest lacks the design: the run reproduces
+			// with the user's binary, and the stock analyze re-checks it
+			// from the history all the same.
+			if !strings.HasPrefix(res.Command, "mylock run --impl example-redis ") {
+				t.Errorf("reproduce command %q: want the user's binary, mylock run --impl example-redis …", res.Command)
+			}
+			if a := locktestIn(t, store, "analyze", "--no-report", filepath.Join(store, "latest")); a.code != tc.code {
+				t.Errorf("stock locktest analyze of the run: exit %d, want %d\n%s%s", a.code, tc.code, a.stdout, a.stderr)
+			}
 			if tc.workload != "counter-renew" {
 				return
 			}
