@@ -53,6 +53,8 @@ type Tally struct {
 	Asked time.Duration
 	// Ended: the coordinator marked the final heal.
 	Ended bool
+	// Last is the latest time of a record so far.
+	Last int64
 	// Strikes are the faults begun so far, healed or not, in start order.
 	Strikes []history.Fault
 
@@ -67,6 +69,7 @@ type readKey struct {
 // Add counts records into the tally.
 func (t *Tally) Add(recs ...history.Record) {
 	for _, r := range recs {
+		t.Last = max(t.Last, r.Time)
 		switch r.Type {
 		case history.OK, history.Fail, history.Info:
 			if r.Process == history.NemesisProcess {

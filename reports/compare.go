@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -558,22 +559,38 @@ func WriteComparison(dir string, m Matrix) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("write comparison: %w", err)
 	}
-	ch, err := m.chart()
+	files, err := ComparisonFiles(dir, m)
 	if err != nil {
-		return fmt.Errorf("write comparison: %w", err)
+		return err
 	}
-	data, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return fmt.Errorf("write comparison: %w", err)
-	}
-	errs := []error{
-		os.WriteFile(filepath.Join(dir, ComparePNG), ch.png, 0o644),
-		os.WriteFile(filepath.Join(dir, CompareJSON), append(data, '\n'), 0o644),
-		writeFile(filepath.Join(dir, CompareMarkdown), func(w io.Writer) error { m.Markdown(w); return nil }),
-		writeFile(filepath.Join(dir, CompareHTML), func(w io.Writer) error { return m.html(w, dir, ch) }),
+	var errs []error
+	for name, data := range files {
+		errs = append(errs, os.WriteFile(filepath.Join(dir, name), data, 0o644))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("write comparison: %w", err)
 	}
 	return nil
+}
+
+// ComparisonFiles renders the files of WriteComparison, by name, for
+// compare.html to be found in dir (its links to the runs' reports are
+// relative to dir): locktest serve renders them for a store on request and
+// writes nothing.
+func ComparisonFiles(dir string, m Matrix) (map[string][]byte, error) {
+	ch, err := m.chart()
+	if err != nil {
+		return nil, fmt.Errorf("render comparison: %w", err)
+	}
+	data, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("render comparison: %w", err)
+	}
+	var md, page bytes.Buffer
+	m.Markdown(&md)
+	if err := m.html(&page, dir, ch); err != nil {
+		return nil, fmt.Errorf("render comparison: %w", err)
+	}
+	return map[string][]byte{ComparePNG: ch.png, CompareJSON: append(data, '\n'),
+		CompareMarkdown: md.Bytes(), CompareHTML: page.Bytes()}, nil
 }
