@@ -112,11 +112,15 @@ type Display struct {
 
 // NewDisplay starts a display in mode TTY or Plain (resolve Auto first).
 func NewDisplay(w io.Writer, mode Mode) *Display {
-	d := &Display{w: w, term: mode == TTY, stop: make(chan struct{})}
-	every := plainEvery
-	if d.term {
-		every = ttyEvery
+	if mode == TTY {
+		return newDisplay(w, mode, ttyEvery)
 	}
+	return newDisplay(w, mode, plainEvery)
+}
+
+// newDisplay starts a display that refreshes every so often.
+func newDisplay(w io.Writer, mode Mode, every time.Duration) *Display {
+	d := &Display{w: w, term: mode == TTY, stop: make(chan struct{})}
 	d.stopped.Add(1)
 	go d.tick(every)
 	return d

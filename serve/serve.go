@@ -56,8 +56,21 @@ func New(store string) (*Server, error) {
 	s.mux.HandleFunc("GET /{$}", s.index)
 	s.mux.HandleFunc("GET "+Prefix+"run/{run...}", s.run)
 	s.mux.HandleFunc("GET "+Prefix+"{file}", s.compare)
-	s.mux.Handle("GET /", http.FileServerFS(root.FS()))
+	s.mux.Handle("GET /", http.FileServerFS(forbidding{root.FS()}))
 	return s, nil
+}
+
+// forbidding answers a path it cannot open for another reason than its
+// absence (a link out of the store, which the os.Root refuses; a file not
+// readable) as forbidden: the file server would call it an internal error.
+type forbidding struct{ fs.FS }
+
+func (f forbidding) Open(name string) (fs.File, error) {
+	file, err := f.FS.Open(name)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrPermission}
+	}
+	return file, err
 }
 
 // Close releases the store.
