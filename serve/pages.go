@@ -34,25 +34,25 @@ var indexTmpl = template.Must(template.New("index").Funcs(funcs).Parse(`<!DOCTYP
 {{range .Runs}}<tr class="{{.Class}}"><td><a href="` + Prefix + `run/{{.Path}}">{{.Config.Scenario}}</a><br><small>{{.Path}}</small></td>
 <td>{{if not .Started.IsZero}}{{.Started.Format "2006-01-02 15:04:05"}}{{end}}</td>
 <td><b>{{.Outcome | upper}}</b></td>
-<td class="num">{{if eq .State "done"}}{{if eq .Results.DecidedBy "resource"}}{{.Results.Checks.Stats.Lost}}{{else}}—{{end}}{{else if .Tally.Sections}}{{.Tally.Lost}} so far{{else}}—{{end}}</td>
-<td>{{if eq .State "done"}}{{.Results.Impl}} · {{join .Results.Faults ", "}} · seed {{.Results.Seed}}{{else}}{{.Progress}}{{end}}</td>
-<td>{{if eq .State "done"}}<a href="/{{.Path}}/report.html">report</a> · {{end}}<a href="/{{.Path}}/">files</a></td></tr>
+<td class="num">{{.Lost}}</td>
+<td>{{if .IsDone}}{{.Results.Impl}} · {{join .Results.Faults ", "}} · seed {{.Results.Seed}}{{else}}{{.Progress}}{{end}}</td>
+<td>{{if .IsDone}}<a href="/{{.Path}}/report.html">report</a> · {{end}}<a href="/{{.Path}}/">files</a></td></tr>
 {{end}}</table>{{else}}<p>No run in this store yet: <code>locktest run --impl NAME --store {{.Store}}</code></p>{{end}}
 </body></html>
 `))
 
 var runTmpl = template.Must(template.New("run").Funcs(funcs).Parse(`<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">{{if eq .State "in progress"}}<meta http-equiv="refresh" content="2">{{end}}
+<html lang="en"><head><meta charset="utf-8">{{if .IsRunning}}<meta http-equiv="refresh" content="2">{{end}}
 <title>{{.Outcome | upper}} — {{.Config.Scenario}}</title>` + style + `</head><body>
 <p><a href="/">all runs</a></p>
 <h1>{{.Config.Scenario}}</h1>
 <div>impl <b>{{.Config.Impl}}</b> · workload <b>{{.Config.Workload}}</b> · faults <b>{{join .Config.Faults ", "}}</b> · seed <b>{{.Config.Seed}}</b> · {{.Config.Clients}} clients · {{.Config.Duration}}</div>
-{{if eq .State "done"}}
+{{if .IsDone}}
 <div class="banner {{.Outcome}}" id="verdict"><b>{{.Outcome | upper}}</b> — {{.Headline}}</div>
 <p><a href="/{{.Path}}/report.html">report.html</a> (plots, violations, faults) · <a href="/{{.Path}}/results.json">results.json</a> · <a href="/{{.Path}}/history.jsonl">history.jsonl</a> · <a href="/{{.Path}}/">every file</a></p>
 {{with .Summary}}<pre id="summary">{{.}}</pre>{{end}}
 {{else}}
-<div class="banner {{.Class}}" id="verdict"><b>{{.Outcome | upper}}</b>{{if eq .State "in progress"}} — {{.Phase}}; this page reloads every 2 s until the verdict is in{{else}} — the run ended before its check (killed?): <code>locktest analyze {{.Path}}</code> checks what it wrote{{end}}</div>
+<div class="banner {{.Class}}" id="verdict"><b>{{.Outcome | upper}}</b>{{if .IsRunning}} — {{.Phase}}; this page reloads every 2 s until the verdict is in{{else}} — the run ended before its check (killed?): <code>locktest analyze {{.Path}}</code> checks what it wrote{{end}}</div>
 <p id="progress">{{.Progress}}</p>
 <table><tr><th>elapsed</th><td class="num">{{printf "%.1f" .Elapsed}} s of {{.Config.Duration}}</td></tr>
 <tr><th>client operations</th><td class="num">{{.Tally.Ops}}</td></tr>

@@ -7,6 +7,7 @@
 package serve
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,9 +18,11 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/locktest/locktest/checker"
 	"github.com/locktest/locktest/clock"
 	"github.com/locktest/locktest/history"
 	"github.com/locktest/locktest/live"
@@ -104,6 +107,25 @@ type Run struct {
 	Phase    live.Phase      // when InProgress
 	Progress string          // the one-line status, when not Done
 	Elapsed  float64         // seconds since the clients began, when not Done
+}
+
+// IsDone: the run was checked.
+func (r Run) IsDone() bool { return r.State == Done }
+
+// IsRunning: the run's coordinator is alive.
+func (r Run) IsRunning() bool { return r.State == InProgress }
+
+// Lost says how many updates the run lost: the checked count when the
+// resource check decides (workload counter), the certain ones so far for a
+// run not checked; "—" when the workload protects no data.
+func (r Run) Lost() string {
+	switch {
+	case r.State == Done && r.Results.DecidedBy == checker.ResourceCheck:
+		return strconv.Itoa(r.Results.Checks.Stats.Lost)
+	case r.State != Done && r.Tally.Sections > 0:
+		return fmt.Sprintf("%d so far", r.Tally.Lost)
+	}
+	return "—"
 }
 
 // Class is the page's style class of the run's outcome or state.
@@ -214,7 +236,7 @@ func (s *Server) index(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	following := slices.ContainsFunc(runs, func(r Run) bool { return r.State == InProgress })
+	following := slices.ContainsFunc(runs, Run.IsRunning)
 	render(w, indexTmpl, struct {
 		Store   string
 		Runs    []Run
@@ -293,5 +315,5 @@ func (s *Server) compare(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	http.ServeContent(w, req, name, time.Now(), strings.NewReader(string(files[name])))
+	http.ServeContent(w, req, name, time.Now(), bytes.NewReader(files[name]))
 }
