@@ -43,9 +43,9 @@ type Tally struct {
 	Sections int
 	// Lost counts lost updates already certain: an acknowledged critical
 	// section that read the same value of the same key as an earlier one
-	// wrote the same value, so one of the two updates is gone. It is the
-	// checker's own count of such groups; the final read after the run may
-	// find more (a late write over a newer value), never fewer.
+	// wrote the same value, so one of the two updates is gone. The check
+	// reports the same groups as violations; it may find others (a late
+	// write over a newer value shows only in the final read).
 	Lost int
 	// Started is the run-start mark's time (CLOCK_MONOTONIC ns), 0 before.
 	Started int64
