@@ -52,8 +52,8 @@ var runTmpl = template.Must(template.New("run").Funcs(funcs).Parse(`<!DOCTYPE ht
 <p><a href="/{{.Path}}/report.html">report.html</a> (plots, violations, faults) · <a href="/{{.Path}}/results.json">results.json</a> · <a href="/{{.Path}}/history.jsonl">history.jsonl</a> · <a href="/{{.Path}}/">every file</a></p>
 {{with .Summary}}<pre id="summary">{{.}}</pre>{{end}}
 {{else}}
-<div class="banner {{.Class}}" id="verdict"><b>{{.Outcome | upper}}</b>{{if .IsRunning}} — {{.Phase}}; this page reloads every 2 s until the verdict is in{{else}} — the run ended before its check (killed?): <code>locktest analyze {{.Path}}</code> checks what it wrote{{end}}</div>
-<p id="progress">{{.Progress}}</p>
+<div class="banner {{.Class}}" id="verdict"><b>{{.Outcome | upper}}</b>{{if .IsRunning}} — {{.Phase}}; this page reloads every 2 s until the verdict is in{{else}} — the run ended before its check (killed?): <code>locktest analyze {{.Dir}}</code> checks what it wrote{{end}}</div>
+<p id="progress">{{.Progress}}{{if not .IsRunning}} <small>(when the history ends)</small>{{end}}</p>
 <table><tr><th>elapsed</th><td class="num">{{printf "%.1f" .Elapsed}} s of {{.Config.Duration}}</td></tr>
 <tr><th>client operations</th><td class="num">{{.Tally.Ops}}</td></tr>
 <tr><th>acquisitions</th><td class="num">{{.Tally.Acquisitions}}</td></tr>

@@ -98,7 +98,9 @@ const (
 // Run is one run directory of the store as a page shows it.
 type Run struct {
 	// Path is the run directory relative to the store, with slashes.
-	Path     string
+	Path string
+	// Dir is the run directory on this machine, for commands to give.
+	Dir      string
 	Started  time.Time // from the directory's name; zero if it is not a time
 	Config   runner.Config
 	State    State
@@ -175,7 +177,7 @@ func (s *Server) runs() ([]Run, error) {
 // load reads one run directory: its results when checked, else what its
 // history says so far.
 func (s *Server) load(p string) (Run, error) {
-	r := Run{Path: p}
+	r := Run{Path: p, Dir: filepath.Join(s.store, filepath.FromSlash(p))}
 	if t, err := time.ParseInLocation("20060102T150405.000", strings.SplitN(path.Base(p), "-", 2)[0], time.Local); err == nil {
 		r.Started = t
 	}
@@ -268,20 +270,26 @@ func (s *Server) run(w http.ResponseWriter, req *http.Request) {
 		Summary  string
 		Headline string
 		Strikes  []strike
-	}{r, string(summary), reports.Headline(r.Results), strikes(r.Tally)})
+	}{r, string(summary), reports.Headline(r.Results), strikes(r.Tally, r.IsRunning())})
 }
 
-// strike is a fault of a run in progress, relative to the run's start.
+// strike is a fault of a run not checked, relative to the run's start.
 type strike struct {
 	Name, Target string
 	At           string
 	Lasted       string // "active" while it lasts
 }
 
-func strikes(t live.Tally) []strike {
+// strikes lists the faults of a run in progress, or of one that stopped
+// (whose last fault may never have been healed).
+func strikes(t live.Tally, running bool) []strike {
+	open := "never healed"
+	if running {
+		open = "active"
+	}
 	var out []strike
 	for _, f := range t.Strikes {
-		st := strike{Name: f.Name, Target: f.Target, At: fmt.Sprintf("%.3f s", float64(f.Start-t.Started)/1e9), Lasted: "active"}
+		st := strike{Name: f.Name, Target: f.Target, At: fmt.Sprintf("%.3f s", float64(f.Start-t.Started)/1e9), Lasted: open}
 		if f.Healed {
 			st.Lasted = fmt.Sprintf("%.0f ms", float64(f.Stop-f.Start)/1e6)
 		}

@@ -83,7 +83,8 @@ func inProgress() []history.Record {
 }
 
 // testStore holds a checked run that lost updates, one in progress (its
-// lock held until the test releases it) and one killed before its check.
+// lock held until the test releases it) and one killed during a fault,
+// before its check.
 type testStore struct {
 	dir                    string
 	done, running, stopped string
@@ -102,7 +103,8 @@ func newTestStore(t *testing.T) testStore {
 	}
 	s.running, s.runningCfg = writeRun(t, s.dir, "20261125T100000.000", inProgress())
 	s.lock = hold(t, filepath.Join(s.dir, s.running))
-	s.stopped, _ = writeRun(t, s.dir, "20261123T090000.000", recs[:40])
+	// Killed half a second in, during a fault.
+	s.stopped, _ = writeRun(t, s.dir, "20261123T090000.000", inProgress())
 	// A link out of the store: serving must not follow it.
 	if err := os.Symlink("/etc", filepath.Join(s.dir, "escape")); err != nil {
 		t.Fatal(err)
@@ -158,7 +160,9 @@ func TestPages(t *testing.T) {
 		{"/_/run/" + s.running, 200, []string{`<meta http-equiv="refresh" content="2">`, "<b>IN PROGRESS</b> — running",
 			"<td>pause-holder</td><td>c1</td><td class=\"num\">0.500 s</td><td class=\"num\">active</td>",
 			"<th>acquisitions</th><td class=\"num\">1</td>"}, nil},
-		{"/_/run/" + s.stopped, 200, []string{"<b>STOPPED</b>", "locktest analyze " + s.stopped}, []string{`http-equiv="refresh"`}},
+		{"/_/run/" + s.stopped, 200, []string{"<b>STOPPED</b>", "locktest analyze " + filepath.Join(s.dir, s.stopped),
+			"stopped 0.5s/1m0s: 2 ops, 1 acquisitions, 0 lost update(s) so far; fault active: pause-holder on c1 <small>(when the history ends)</small>",
+			`<td class="num">never healed</td>`}, []string{`http-equiv="refresh"`}},
 		{"/" + s.done + "/results.json", 200, []string{`"verdict": "invalid"`}, nil},
 		{"/" + s.done + "/report.html", 200, []string{"UNSAFE"}, nil},
 		{"/" + s.running + "/", 200, []string{"history.jsonl", "config.json"}, nil},
