@@ -158,7 +158,7 @@ func (s *Server) runs() ([]Run, error) {
 		if _, err := fs.Stat(s.root.FS(), path.Join(p, runner.ConfigFile)); err != nil {
 			return nil
 		}
-		if r, err := s.load(p); err == nil {
+		if r, err := s.load(p, false); err == nil {
 			out = append(out, r)
 		} else {
 			slog.Warn("serve: skipping a run", "dir", p, "err", err)
@@ -175,8 +175,10 @@ func (s *Server) runs() ([]Run, error) {
 }
 
 // load reads one run directory: its results when checked, else what its
-// history says so far.
-func (s *Server) load(p string) (Run, error) {
+// history says so far. The history of a stopped run is read only when
+// detail is asked for (its own page): it may be long, and it no longer
+// changes.
+func (s *Server) load(p string, detail bool) (Run, error) {
 	r := Run{Path: p, Dir: filepath.Join(s.store, filepath.FromSlash(p))}
 	if t, err := time.ParseInLocation("20060102T150405.000", strings.SplitN(path.Base(p), "-", 2)[0], time.Local); err == nil {
 		r.Started = t
@@ -207,6 +209,10 @@ func (s *Server) load(p string) (Run, error) {
 	r.State = Stopped
 	if running {
 		r.State = InProgress
+	}
+	if !running && !detail {
+		r.Progress = "no results: the run ended before its check (killed?)"
+		return r, nil
 	}
 	f, err := s.root.Open(path.Join(p, reports.HistoryFile))
 	if err == nil {
@@ -256,7 +262,7 @@ func (s *Server) run(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, "no run directory "+p, http.StatusNotFound)
 		return
 	}
-	r, err := s.load(p)
+	r, err := s.load(p, true)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return

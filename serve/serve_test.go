@@ -153,7 +153,7 @@ func TestPages(t *testing.T) {
 		{"/", 200, []string{
 			`href="/_/run/` + s.done + `"`, "<b>UNSAFE</b>", `<td class="num">2</td>`, `href="/` + s.done + `/report.html"`,
 			`href="/_/run/` + s.running + `"`, "<b>IN PROGRESS</b>", "running 2.0s/1m0s: 2 ops, 1 acquisitions, 0 lost update(s) so far; fault active: pause-holder on c1",
-			"<b>STOPPED</b>", `http-equiv="refresh"`, "_/compare.html",
+			"<b>STOPPED</b>", "no results: the run ended before its check (killed?)", `http-equiv="refresh"`, "_/compare.html",
 		}, []string{"escape"}},
 		{"/_/run/" + s.done, 200, []string{`class="banner unsafe"`, "<b>UNSAFE</b> — 2 update(s) of the protected resource were lost.",
 			"verdict   INVALID", `href="/` + s.done + `/report.html"`}, []string{`http-equiv="refresh"`}},
