@@ -59,7 +59,7 @@ func LoadRuns(paths []string) ([]Results, []string, error) {
 				runs = append(runs, r)
 				return fs.SkipDir
 			case herr == nil:
-				notes = append(notes, fmt.Sprintf("%s has a history but no results (killed run?): locktest analyze %s", dir, dir))
+				notes = append(notes, fmt.Sprintf("%s has a history but no results (a run in progress, or killed: locktest analyze %s)", dir, dir))
 				return fs.SkipDir
 			}
 			return nil
