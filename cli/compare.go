@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -85,18 +84,11 @@ func cmdCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintln(stderr, "locktest compare: give at least one run or store directory, e.g. locktest compare store")
 		return exitBadArgs
 	}
-	runs, notes, err := reports.LoadRuns(paths)
-	sweeps, serr := reports.LoadEnvelopes(paths)
-	if serr != nil || (err != nil && len(sweeps) == 0) {
-		fmt.Fprintf(stderr, "locktest compare: %v (give run directories or a store holding runs)\n", errors.Join(err, serr))
+	m, err := reports.Compare(paths, runner.ComparedSettings(), *latest)
+	if err != nil {
+		fmt.Fprintf(stderr, "locktest compare: %v (give run directories or a store holding runs)\n", err)
 		return exitBadArgs
 	}
-	if *latest {
-		runs = reports.Latest(runs)
-	}
-	m := reports.NewMatrix(runs, runner.ComparedSettings())
-	m.Notes = notes
-	m.Envelopes = reports.NewEnvelopes(sweeps)
 	if err := reports.WriteComparison(*out, m); err != nil {
 		fmt.Fprintln(stderr, "locktest:", err)
 		return exitInternal
@@ -104,7 +96,11 @@ func cmdCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	m.Markdown(stdout)
 	abs, _ := filepath.Abs(filepath.Join(*out, reports.CompareHTML))
 	// Not on stdout, which may be a CI job summary.
-	fmt.Fprintf(stderr, "locktest compare: %d run(s) and %d envelope(s) compared; %s\n", len(runs), len(m.Envelopes.Sweeps), abs)
+	runs := 0
+	for _, c := range m.Cells {
+		runs += c.Runs
+	}
+	fmt.Fprintf(stderr, "locktest compare: %d run(s) and %d envelope(s) compared; %s\n", runs, len(m.Envelopes.Sweeps), abs)
 	return exitValid
 }
 

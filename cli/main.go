@@ -31,12 +31,14 @@ const (
 const usage = `locktest: Jepsen-style tests of distributed locks on real processes
 
 usage:
-  locktest run [flags]          run one scenario (locktest run --help)
+  locktest run [flags]          run one scenario (locktest run --help); progress on stderr
   locktest explore --impl NAME  search for an anomaly with no tuning, shrink it, or report coverage
   locktest envelope --impl NAME --fault F
                                 how big a fault the design survives: bisect the fault's magnitude
   locktest analyze <run dir>    re-check a stored history and rewrite its report
   locktest compare <dirs>...    designs × faults matrix of stored runs (HTML, PNG, Markdown, JSON)
+  locktest serve [STORE]        browse the store on http://127.0.0.1:8080/: runs, verdicts,
+                                reports, the comparison, runs in progress as they go
   locktest suite run <file>     run a suite of scenarios with expected outcomes (CI)
   locktest suite check <file>   validate a suite file
   locktest list [impls|workloads|faults]
@@ -80,6 +82,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return cmdAnalyze(ctx, args[1:], stdout, stderr)
 	case "compare":
 		return cmdCompare(ctx, args[1:], stdout, stderr)
+	case "serve":
+		return cmdServe(ctx, args[1:], stdout, stderr)
 	case "list":
 		return cmdList(args[1:], stdout, stderr)
 	case "suite":
@@ -124,7 +128,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 }
 
 // commands are the commands the usage lists, which help explains.
-var commands = []string{"run", "explore", "envelope", "analyze", "compare", "suite", "list", "images", "version"}
+var commands = []string{"run", "explore", "envelope", "analyze", "compare", "serve", "suite", "list", "images", "version"}
 
 // exitCode maps an error from the runner to an exit code, printing it on
 // one line.

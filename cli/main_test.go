@@ -22,6 +22,8 @@ func TestHelpAndVersion(t *testing.T) {
 		{[]string{"suite", "--help"}, exitValid, []string{"locktest suite run <file>", "flags of suite run", "-out"}},
 		{[]string{"help", "suite", "run"}, exitValid, []string{"flags of suite run"}},
 		{[]string{"help", "version"}, exitValid, []string{"usage: locktest version"}},
+		{[]string{"help", "serve"}, exitValid, []string{"usage: locktest serve [STORE]", "-addr"}},
+		{[]string{"help", "run"}, exitValid, []string{"--progress MODE"}},
 		{[]string{"version"}, exitValid, []string{"locktest  github.com/locktest/locktest ", "go        " + runtime.Version(), "server    redis-server "}},
 		{[]string{"help", "bogus"}, exitBadArgs, []string{`unknown command "bogus"`}},
 		{[]string{"version", "--json"}, exitBadArgs, []string{"takes no arguments"}},

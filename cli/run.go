@@ -6,30 +6,43 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"path/filepath"
 
 	"github.com/locktest/locktest/checker"
+	"github.com/locktest/locktest/live"
 	"github.com/locktest/locktest/reports"
 	"github.com/locktest/locktest/runner"
 )
 
-// runFlags binds the flags of `run`, one per runner.Setting, to a Config.
-func runFlags(cfg *runner.Config, stderr io.Writer) *flag.FlagSet {
+// runFlags binds the flags of `run`, one per runner.Setting, to a Config,
+// and --progress to progress. --progress is no Setting: it changes what
+// the user sees, not what the run does, so it is neither in config.json nor
+// in the command that reproduces a run, and a suite's runs, which have
+// their own status line, never take it.
+func runFlags(cfg *runner.Config, progress *live.Mode, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("locktest run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	for _, s := range runner.Settings {
 		fs.Var(s.Value(cfg), s.Flag, s.Help)
 	}
+	fs.Var(progress, "progress", progressHelp)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: locktest run --impl NAME [flags]\n\nRuns one scenario on real servers and client processes, checks it and exits\n0 valid, 1 invalid, 2 unknown, 254 bad arguments, 255 internal error.\n\nflags:")
 		runner.PrintSettings(fs.Output())
+		fmt.Fprintf(fs.Output(), "\ndisplay (not part of the run):\n  --progress MODE  %s (default %s)\n", progressHelp, live.Auto)
 	}
 	return fs
 }
 
+const progressHelp = "progress on stderr while the run goes: auto (tty on a terminal, else plain), " +
+	"tty (one status line redrawn: phase, elapsed/total, ops, acquisitions, faults active, lost updates so far), " +
+	"plain (a line per phase and every 5 s), none"
+
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cfg := runner.Defaults()
-	fs := runFlags(&cfg, stderr)
+	progress := live.Auto
+	fs := runFlags(&cfg, &progress, stderr)
 	if code, ok := parse(fs, args, stdout, stderr); !ok {
 		return code
 	}
@@ -43,7 +56,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	for _, w := range runner.Warnings(resolved) {
 		fmt.Fprintln(stderr, "locktest run: warning:", w)
 	}
-	res, err := runner.Run(ctx, resolved)
+	res, err := runObserved(ctx, resolved, progress.Resolve(stderr), stderr)
 	if err != nil {
 		if res.Dir != "" {
 			fmt.Fprintf(stderr, "locktest: run directory %s (locktest analyze %s)\n", res.Dir, res.Dir)
@@ -52,6 +65,22 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	reports.Summary(stdout, res)
 	return verdictCode(res.Verdict)
+}
+
+// runObserved runs the scenario with a progress display in mode on
+// stderr. While it shows, log records go through it too, so that a warning
+// never lands in the middle of the status line; it is gone (the line
+// erased) before the caller prints the summary or an error.
+func runObserved(ctx context.Context, cfg runner.Resolved, mode live.Mode, stderr io.Writer) (reports.Results, error) {
+	if mode == live.None {
+		return runner.Run(ctx, cfg)
+	}
+	d := live.NewDisplay(stderr, mode)
+	defer d.Close()
+	logger := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(d, &slog.HandlerOptions{Level: logLevel()})))
+	defer slog.SetDefault(logger)
+	return runner.RunObserved(ctx, cfg, runner.Observer{Phase: d.Phase, Stderr: d})
 }
 
 // parse parses flags, keeping a bad flag to one line (flag would print the

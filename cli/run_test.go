@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locktest/locktest/live"
 	"github.com/locktest/locktest/runner"
 )
 
@@ -68,7 +69,7 @@ func TestCommandRoundTrip(t *testing.T) {
 				t.Fatalf("%s: does not start with locktest run", cmd)
 			}
 			got := runner.Defaults()
-			if err := runFlags(&got, io.Discard).Parse(args[2:]); err != nil {
+			if err := runFlags(&got, new(live.Mode), io.Discard).Parse(args[2:]); err != nil {
 				t.Fatalf("%s: %v", cmd, err)
 			}
 			if !reflect.DeepEqual(got, want) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/locktest/locktest/cluster"
+	"github.com/locktest/locktest/live"
 	"github.com/locktest/locktest/suite"
 )
 
@@ -142,7 +143,7 @@ func cmdSuiteRun(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if opt.Out == "" {
 		opt.Out = filepath.Join("store", "suites", f.Name, time.Now().Format("20060102T150405"))
 	}
-	opt.Progress, opt.Terminal = stderr, suite.IsTerminal(stderr)
+	opt.Progress, opt.Terminal = stderr, live.IsTerminal(stderr)
 	rep, err := suite.Run(ctx, f, opt)
 	if err != nil {
 		return exitCode(err, stderr)

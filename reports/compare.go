@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -61,7 +62,7 @@ func LoadRuns(paths []string) ([]Results, []string, error) {
 				runs = append(runs, r)
 				return fs.SkipDir
 			case herr == nil:
-				notes = append(notes, fmt.Sprintf("%s has a history but no results (killed run?): locktest analyze %s", dir, dir))
+				notes = append(notes, fmt.Sprintf("%s has a history but no results (a run in progress, or killed: locktest analyze %s)", dir, dir))
 				return fs.SkipDir
 			}
 			return nil
@@ -570,29 +571,46 @@ func WriteComparison(dir string, m Matrix) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("write comparison: %w", err)
 	}
-	ch, err := m.chart()
+	files, err := ComparisonFiles(dir, m)
 	if err != nil {
-		return fmt.Errorf("write comparison: %w", err)
+		return err
 	}
-	var curves chart
-	if curves.png, curves.width, curves.height, err = m.Envelopes.Chart(); err != nil {
-		return fmt.Errorf("write comparison: %w", err)
-	}
-	data, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return fmt.Errorf("write comparison: %w", err)
-	}
-	errs := []error{
-		os.WriteFile(filepath.Join(dir, ComparePNG), ch.png, 0o644),
-		os.WriteFile(filepath.Join(dir, CompareJSON), append(data, '\n'), 0o644),
-		writeFile(filepath.Join(dir, CompareMarkdown), func(w io.Writer) error { m.Markdown(w); return nil }),
-		writeFile(filepath.Join(dir, CompareHTML), func(w io.Writer) error { return m.html(w, dir, ch, curves) }),
-	}
-	if curves.png != nil {
-		errs = append(errs, os.WriteFile(filepath.Join(dir, EnvelopesPNG), curves.png, 0o644))
+	var errs []error
+	for name, data := range files {
+		errs = append(errs, os.WriteFile(filepath.Join(dir, name), data, 0o644))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("write comparison: %w", err)
 	}
 	return nil
+}
+
+// ComparisonFiles renders the files of WriteComparison, by name, for
+// compare.html to be found in dir (its links to the runs' reports are
+// relative to dir): locktest serve renders them for a store on request and
+// writes nothing.
+func ComparisonFiles(dir string, m Matrix) (map[string][]byte, error) {
+	ch, err := m.chart()
+	if err != nil {
+		return nil, fmt.Errorf("render comparison: %w", err)
+	}
+	data, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("render comparison: %w", err)
+	}
+	var curves chart
+	if curves.png, curves.width, curves.height, err = m.Envelopes.Chart(); err != nil {
+		return nil, fmt.Errorf("render comparison: %w", err)
+	}
+	var md, page bytes.Buffer
+	m.Markdown(&md)
+	if err := m.html(&page, dir, ch, curves); err != nil {
+		return nil, fmt.Errorf("render comparison: %w", err)
+	}
+	files := map[string][]byte{ComparePNG: ch.png, CompareJSON: append(data, '\n'),
+		CompareMarkdown: md.Bytes(), CompareHTML: page.Bytes()}
+	if curves.png != nil {
+		files[EnvelopesPNG] = curves.png
+	}
+	return files, nil
 }

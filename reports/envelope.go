@@ -3,6 +3,7 @@ package reports
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"image/color"
 	"io"
@@ -400,6 +401,31 @@ type lineAndMark struct {
 func (t lineAndMark) Thumbnail(c *draw.Canvas) {
 	t.line.Thumbnail(c)
 	t.mark.Thumbnail(c)
+}
+
+// Compare reads every run and every sweep under paths and builds their
+// comparison, runs grouped by settings (see NewMatrix); latest keeps only
+// the newest run of each scenario. It wraps ErrNoRuns when paths hold
+// neither.
+func Compare(paths []string, settings []Setting, latest bool) (Matrix, error) {
+	runs, notes, err := LoadRuns(paths)
+	if err != nil && !errors.Is(err, ErrNoRuns) {
+		return Matrix{}, err
+	}
+	sweeps, serr := LoadEnvelopes(paths)
+	if serr != nil {
+		return Matrix{}, serr
+	}
+	if len(runs) == 0 && len(sweeps) == 0 {
+		return Matrix{}, err
+	}
+	if latest {
+		runs = Latest(runs)
+	}
+	m := NewMatrix(runs, settings)
+	m.Notes = notes
+	m.Envelopes = NewEnvelopes(sweeps)
+	return m, nil
 }
 
 // LoadEnvelopes reads every sweep under paths: a directory holding

@@ -89,12 +89,12 @@ func newPage(r Results, plots []plotFile) page {
 		}
 		p.Faults = append(p.Faults, row)
 	}
-	p.Headline = headline(r)
+	p.Headline = Headline(r)
 	return p
 }
 
-// headline says the verdict in one sentence a reader can act on.
-func headline(r Results) string {
+// Headline says the verdict in one sentence a reader can act on.
+func Headline(r Results) string {
 	c := r.Checks
 	mutexBroken := c.Mutex.Verdict == checker.Invalid
 	switch {

@@ -24,13 +24,18 @@ func anyClientOpCompleted(recs []history.Record) bool {
 // the process exits, and may leave the report half written; analyze
 // rewrites it.
 func AnalyzeContext(ctx context.Context, dir string, cfg Resolved, write bool) (reports.Results, error) {
+	return analyzeContext(ctx, dir, cfg, write, nil)
+}
+
+// analyzeContext is AnalyzeContext, calling writing as the report begins.
+func analyzeContext(ctx context.Context, dir string, cfg Resolved, write bool, writing func()) (reports.Results, error) {
 	type analysis struct {
 		res reports.Results
 		err error
 	}
 	done := make(chan analysis, 1)
 	go func() {
-		res, err := analyze(dir, cfg, write)
+		res, err := analyze(dir, cfg, write, writing)
 		done <- analysis{res, err}
 	}()
 	select {

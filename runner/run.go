@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"maps"
@@ -22,6 +23,7 @@ import (
 	"github.com/locktest/locktest/faults"
 	"github.com/locktest/locktest/history"
 	"github.com/locktest/locktest/impls"
+	"github.com/locktest/locktest/live"
 	"github.com/locktest/locktest/lock"
 	"github.com/locktest/locktest/reports"
 	"github.com/locktest/locktest/seed"
@@ -70,15 +72,41 @@ type run struct {
 	moments momentFeed
 	pauses  pauseFeed
 	log     *slog.Logger
+	obs     Observer
 
 	mu      sync.Mutex // guards workers and their fields
 	workers []*worker
 	logs    workerLogs
 }
 
+// Observer follows a run as it goes: locktest run's progress display.
+type Observer struct {
+	// Phase, when set, is called as the run enters each phase, with the
+	// run's directory (whose history the observer may follow).
+	Phase func(p live.Phase, dir string)
+	// Stderr receives the lines the run writes for the user while it goes
+	// (a lock client that broke); os.Stderr when nil. A display that
+	// redraws a status line passes itself, so as to clear it first.
+	Stderr io.Writer
+}
+
+func (o Observer) phase(p live.Phase, dir string) {
+	if o.Phase != nil {
+		o.Phase(p, dir)
+	}
+}
+
 // Run runs one resolved scenario and returns its checked results. ctx
 // cancellation (Ctrl-C) stops every process and returns ErrInterrupted.
 func Run(ctx context.Context, cfg Resolved) (reports.Results, error) {
+	return RunObserved(ctx, cfg, Observer{})
+}
+
+// RunObserved is Run, telling obs how the run goes.
+func RunObserved(ctx context.Context, cfg Resolved, obs Observer) (reports.Results, error) {
+	if obs.Stderr == nil {
+		obs.Stderr = os.Stderr
+	}
 	if err := CheckBinaries(cfg); err != nil {
 		return reports.Results{}, err
 	}
@@ -90,6 +118,12 @@ func Run(ctx context.Context, cfg Resolved) (reports.Results, error) {
 	if err != nil {
 		return reports.Results{}, bad("--store %s: %v; give a directory locktest can write to", cfg.Store, err)
 	}
+	held, err := holdRunDir(dir)
+	if err != nil {
+		return reports.Results{Dir: dir}, err
+	}
+	defer held.Close()
+	obs.phase(live.Starting, dir)
 	if err := writeConfig(dir, cfg); err != nil {
 		return reports.Results{Dir: dir}, err
 	}
@@ -102,7 +136,7 @@ func Run(ctx context.Context, cfg Resolved) (reports.Results, error) {
 		hist.Close()
 		return reports.Results{Dir: dir}, err
 	}
-	r := &run{cfg: cfg, dir: dir, exe: exe, hist: hist, cluster: c, log: slog.With("scenario", cfg.Scenario)}
+	r := &run{cfg: cfg, dir: dir, exe: exe, hist: hist, cluster: c, log: slog.With("scenario", cfg.Scenario), obs: obs}
 	interrupted, runErr := r.execute(ctx)
 	// An interrupt during start-up or a final read shows as that step's
 	// error: it is the interrupt all the same.
@@ -134,7 +168,8 @@ func Run(ctx context.Context, cfg Resolved) (reports.Results, error) {
 	if runErr != nil {
 		return reports.Results{Dir: dir}, runErr
 	}
-	res, err := AnalyzeContext(ctx, dir, cfg, true)
+	obs.phase(live.Checking, dir)
+	res, err := analyzeContext(ctx, dir, cfg, true, func() { obs.phase(live.Reporting, dir) })
 	if err == nil && res.Verdict == checker.Valid && !cfg.KeepData {
 		if err := r.cluster.RemoveData(); err != nil {
 			r.log.Warn("removing the servers' data", "err", err)
@@ -291,6 +326,7 @@ func (r *run) execute(ctx context.Context) (bool, error) {
 	// The nemesis: each fault on its own schedule until the duration ends.
 	r.hist.Append(history.Record{Process: history.NemesisProcess, Type: history.RunStart, F: "run",
 		Asked: int64(cfg.Duration), Time: clock.Mono()})
+	r.obs.phase(live.Running, r.dir)
 	nctx, cancel := context.WithTimeout(ctx, time.Duration(cfg.Duration))
 	defer cancel()
 	lag := watchLag(nctx)
@@ -307,6 +343,9 @@ func (r *run) execute(ctx context.Context) (bool, error) {
 		}()
 	}
 	<-nctx.Done()
+	if ctx.Err() == nil {
+		r.obs.phase(live.Healing, r.dir)
+	}
 	wg.Wait() // every fault heals before returning
 	if ctx.Err() != nil {
 		return true, nil
@@ -320,6 +359,7 @@ func (r *run) execute(ctx context.Context) (bool, error) {
 	}
 	// Quiet end: the workers finish their cycles against a healed system.
 	r.stopWorkers(ctx, false)
+	r.obs.phase(live.FinalRead, r.dir)
 	if err := r.finalRead(ctx, resource, dep, lockCfg); err != nil {
 		return ctx.Err() != nil, err
 	}
@@ -433,7 +473,7 @@ func (r *run) readWorker(w *worker, out *os.File) {
 			if m.Record.Type == history.ClientFailed {
 				w.failed = true
 				// The user's to read and fix: one plain line, not a log record.
-				fmt.Fprintf(os.Stderr, "locktest: %s; worker stopped, its op in flight is unknown (worker log: %s)\n",
+				fmt.Fprintf(r.obs.Stderr, "locktest: %s; worker stopped, its op in flight is unknown (worker log: %s)\n",
 					m.Record.Error, filepath.Join(r.dir, reports.WorkerLogDir, fmt.Sprintf("c%d.log", w.id)))
 			}
 		}
@@ -537,14 +577,17 @@ func (r *run) finalRead(ctx context.Context, resource *cluster.Node, dep impls.D
 
 // Analyze checks the history in dir and writes the report. cfg supplies the
 // scenario; Analyze needs no server.
-func Analyze(dir string, cfg Resolved) (reports.Results, error) { return analyze(dir, cfg, true) }
+func Analyze(dir string, cfg Resolved) (reports.Results, error) { return analyze(dir, cfg, true, nil) }
 
 // Recheck checks the history in dir like Analyze but writes nothing: the run
 // directory keeps the report it has. For a quick verdict on a history too
 // long to be worth drawing.
-func Recheck(dir string, cfg Resolved) (reports.Results, error) { return analyze(dir, cfg, false) }
+func Recheck(dir string, cfg Resolved) (reports.Results, error) { return analyze(dir, cfg, false, nil) }
 
-func analyze(dir string, cfg Resolved, write bool) (reports.Results, error) {
+// analyze checks and, when write, writes the report, calling writing (if
+// set) as it begins to: a check and a report take long enough on a long
+// history that a progress display tells them apart.
+func analyze(dir string, cfg Resolved, write bool, writing func()) (reports.Results, error) {
 	res := reports.Results{Scenario: cfg.Scenario, Impl: cfg.Impl, Workload: cfg.Workload.Name, Faults: cfg.Config.Faults,
 		Seed: cfg.Seed, Clients: cfg.Clients, Command: cfg.reproduce(), Config: cfg.Config, Dir: dir,
 		Locktest: reports.CurrentBuild(), Servers: cluster.ServerVersions(slices.Collect(maps.Keys(binaries(cfg))))}
@@ -599,6 +642,9 @@ func analyze(dir string, cfg Resolved, write bool) (reports.Results, error) {
 	}
 	if !write {
 		return res, nil
+	}
+	if writing != nil {
+		writing()
 	}
 	if err := reports.Write(res, recs); err != nil {
 		return res, err

@@ -2,10 +2,13 @@ package runner
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/locktest/locktest/impls"
 	"github.com/locktest/locktest/reports"
@@ -164,4 +167,34 @@ func LoadRun(dir string) (Resolved, error) {
 		r.Design = impls.Design{Name: run.Impl}
 	}
 	return r, nil
+}
+
+// holdRunDir takes an exclusive flock on the run directory for as long as
+// the returned file stays open (the run). The kernel drops the lock when
+// the coordinator exits, however it exits, so a reader (locktest serve)
+// tells a run in progress from one killed midway: both have a history and
+// no results. The workers and servers do not inherit the descriptor
+// (close-on-exec).
+func holdRunDir(dir string) (*os.File, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("hold run dir: %w", err)
+	}
+	// Blocking: a reader's probe holds a shared lock for microseconds.
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("hold run dir %s: %w", dir, err)
+	}
+	return f, nil
+}
+
+// InProgress reports whether the run directory dir (open) belongs to a run
+// whose coordinator is still alive: it holds the directory's lock.
+func InProgress(dir *os.File) bool {
+	err := unix.Flock(int(dir.Fd()), unix.LOCK_SH|unix.LOCK_NB)
+	if err != nil {
+		return errors.Is(err, unix.EWOULDBLOCK)
+	}
+	_ = unix.Flock(int(dir.Fd()), unix.LOCK_UN)
+	return false
 }

@@ -1,32 +1,18 @@
 package suite
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/locktest/locktest/history"
+	"github.com/locktest/locktest/live"
 	"github.com/locktest/locktest/reports"
 )
-
-// IsTerminal reports whether w is a terminal that can redraw a line.
-func IsTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok || os.Getenv("TERM") == "dumb" {
-		return false
-	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
-}
 
 // Plain mode prints a heartbeat this often, so a CI log shows the suite is
 // alive and where it is.
@@ -101,13 +87,7 @@ func (p *progress) status() string {
 }
 
 func (p *progress) redraw() {
-	line := p.prefix() + " " + p.status()
-	if ws, err := unix.IoctlGetWinsize(int(p.w.(*os.File).Fd()), unix.TIOCGWINSZ); err == nil && ws.Col > 1 {
-		if r := []rune(line); len(r) >= int(ws.Col) {
-			line = string(r[:ws.Col-2]) + "…"
-		}
-	}
-	fmt.Fprintf(p.w, "\r\033[K%s", line)
+	fmt.Fprintf(p.w, "\r\033[K%s", live.Fit(p.w, p.prefix()+" "+p.status()))
 }
 
 // println prints a permanent line (over the status line on a terminal).
@@ -125,7 +105,7 @@ func (p *progress) begin(i int, j job) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	w := &watch{name: fmt.Sprintf("%s seed %d", j.sc.Name, j.cfg.Seed),
-		path: filepath.Join(j.cfg.Store, j.cfg.Scenario, "latest", reports.HistoryFile), active: map[string]bool{}}
+		follow: history.Follow(filepath.Join(j.cfg.Store, j.cfg.Scenario, "latest", reports.HistoryFile))}
 	p.running[i] = w
 	if !p.term {
 		p.println(fmt.Sprintf("%s start %s", p.prefix(), w.name))
@@ -178,63 +158,20 @@ func (p *progress) close() {
 	}
 }
 
-// watch follows a running scenario's history.jsonl (flushed per record)
-// to count completed operations and see which faults are active.
+// watch follows a running scenario's history as it grows.
 type watch struct {
 	name   string
-	path   string
-	off    int64
-	rest   []byte
-	ops    int
-	active map[string]bool
-}
-
-func (w *watch) poll() {
-	f, err := os.Open(w.path)
-	if err != nil {
-		return // not created yet
-	}
-	defer f.Close()
-	buf := make([]byte, 256<<10)
-	for {
-		n, err := f.ReadAt(buf, w.off)
-		w.off += int64(n)
-		w.rest = append(w.rest, buf[:n]...)
-		if n == 0 || err != nil {
-			break
-		}
-	}
-	for {
-		nl := bytes.IndexByte(w.rest, '\n')
-		if nl < 0 {
-			break
-		}
-		var r history.Record
-		if json.Unmarshal(w.rest[:nl], &r) == nil {
-			switch r.Type {
-			case history.OK, history.Fail, history.Info:
-				w.ops++
-			case history.FaultStart:
-				w.active[r.Fault+" on "+r.Target] = true
-			case history.FaultStop:
-				delete(w.active, r.Fault+" on "+r.Target)
-			}
-		}
-		w.rest = w.rest[nl+1:]
-	}
+	follow *history.Follower
+	tally  live.Tally
 }
 
 // String polls the history and says where the run is.
 func (w *watch) String() string {
-	w.poll()
-	s := fmt.Sprintf("%s: %d ops", w.name, w.ops)
-	if len(w.active) > 0 {
-		var fs []string
-		for f := range w.active {
-			fs = append(fs, f)
-		}
-		slices.Sort(fs)
-		s += ", " + strings.Join(fs, ", ")
+	recs, _ := w.follow.Poll() // a read error shows as counts that stand still
+	w.tally.Add(recs...)
+	s := fmt.Sprintf("%s: %d ops", w.name, w.tally.Ops)
+	if a := w.tally.Active(); len(a) > 0 {
+		s += ", " + strings.Join(a, ", ")
 	}
 	return s
 }

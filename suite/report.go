@@ -171,19 +171,14 @@ func (r Report) Write() error {
 			sweepDirs = append(sweepDirs, e.Dir)
 		}
 	}
-	runs, notes, err := reports.LoadRuns(dirs)
-	if err != nil && len(dirs) > 0 {
+	if len(dirs)+len(sweepDirs) > 0 {
+		m, err := reports.Compare(append(dirs, sweepDirs...), runner.ComparedSettings(), false)
+		if err == nil {
+			err = reports.WriteComparison(r.Out, m)
+			fmt.Fprintln(&md)
+			m.Markdown(&md)
+		}
 		errs = append(errs, err)
-	}
-	sweeps, err := reports.LoadEnvelopes(sweepDirs)
-	errs = append(errs, err)
-	if len(runs)+len(sweeps) > 0 {
-		m := reports.NewMatrix(runs, runner.ComparedSettings())
-		m.Notes = notes
-		m.Envelopes = reports.NewEnvelopes(sweeps)
-		errs = append(errs, reports.WriteComparison(r.Out, m))
-		fmt.Fprintln(&md)
-		m.Markdown(&md)
 	}
 	errs = append(errs, os.WriteFile(filepath.Join(r.Out, SummaryFile), []byte(md.String()), 0o644))
 	f, err := os.Create(filepath.Join(r.Out, JUnitFile))

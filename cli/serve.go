@@ -1,0 +1,88 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/locktest/locktest/serve"
+)
+
+const serveUsage = `usage: locktest serve [STORE] [--addr 127.0.0.1:8080]
+
+Serves the store (default: store) as a web site: an index of the runs with
+their verdicts and lost updates, each run's files (report.html, plots,
+results.json, history), the designs × faults comparison of the checked runs
+(rendered on request; nothing is written), and a page that follows a run
+in progress, reloading every 2 s until its verdict is in. Listens on
+127.0.0.1 only unless --addr says otherwise. Ctrl-C stops it (exit 130).
+
+flags:
+`
+
+func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("locktest serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on; 127.0.0.1 keeps the store to this machine")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), serveUsage)
+		fs.PrintDefaults()
+	}
+	// The store may come before or after the flags.
+	var paths []string
+	for rest := args; ; {
+		if code, ok := parse(fs, rest, stdout, stderr); !ok {
+			return code
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		paths, rest = append(paths, fs.Arg(0)), fs.Args()[1:]
+	}
+	store := "store"
+	switch len(paths) {
+	case 0:
+	case 1:
+		store = paths[0]
+	default:
+		fmt.Fprintf(stderr, "locktest serve: give one store directory, not %d\n", len(paths))
+		return exitBadArgs
+	}
+	srv, err := serve.New(store)
+	if err != nil {
+		fmt.Fprintf(stderr, "locktest serve: %v (give the directory runs are stored in)\n", err)
+		return exitBadArgs
+	}
+	defer srv.Close()
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "locktest serve: --addr: %v\n", err)
+		return exitBadArgs
+	}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	// Not on stdout: scripts read the address from here as from a log.
+	fmt.Fprintf(stderr, "locktest serve: %s on http://%s/ (Ctrl-C to stop)\n", store, ln.Addr())
+	select {
+	case err := <-served:
+		fmt.Fprintln(stderr, "locktest serve:", err)
+		return exitInternal
+	case <-ctx.Done():
+	}
+	// In-flight requests get a moment to finish; then every connection
+	// is closed, so nothing outlives the command.
+	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		fmt.Fprintln(stderr, "locktest serve:", err)
+	}
+	hs.Close()
+	<-served
+	return exitInterrupted
+}

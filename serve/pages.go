@@ -1,0 +1,81 @@
+package serve
+
+import (
+	"bytes"
+	"html/template"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/locktest/locktest/reports"
+)
+
+const style = `<style>
+body { font: 14px/1.45 system-ui, sans-serif; margin: 1.5em auto; max-width: 1180px; padding: 0 1em; color: #222; }
+h1 { font-size: 1.35em; } table { border-collapse: collapse; margin: .4em 0; }
+td, th { padding: .25em .7em; border-bottom: 1px solid #eee; text-align: left; vertical-align: top; }
+th { background: #f6f6f6; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.safe { background: #e3f4e5; } .unsafe { background: #fbe2e2; } .unknown { background: #fff3d6; }
+.in-progress { background: #e3ecfb; } .stopped { background: #eee; }
+.banner { padding: .7em 1em; border-radius: 6px; margin: .8em 0; font-size: 1.1em; }
+pre, code { font: 12.5px ui-monospace, monospace; background: #f4f4f4; border-radius: 3px; }
+pre { padding: .6em; overflow-x: auto; } small { color: #555; }
+</style>`
+
+var funcs = template.FuncMap{"upper": strings.ToUpper, "join": strings.Join}
+
+var indexTmpl = template.Must(template.New("index").Funcs(funcs).Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">{{if .Refresh}}<meta http-equiv="refresh" content="5">{{end}}
+<title>locktest: {{len .Runs}} run(s)</title>` + style + `</head><body>
+<h1>locktest store <code>{{.Store}}</code></h1>
+<p>{{len .Runs}} run(s), newest first. <a href="` + Prefix + reports.CompareHTML + `">Designs × faults comparison</a> of the checked runs.
+{{if .Refresh}}<small>A run is in progress: this page reloads every 5 s.</small>{{end}}</p>
+{{if .Runs}}<table id="runs"><tr><th>scenario</th><th>started</th><th>verdict</th><th class="num">lost updates</th><th>run</th><th>files</th></tr>
+{{range .Runs}}<tr class="{{.Class}}"><td><a href="` + Prefix + `run/{{.Path}}">{{.Config.Scenario}}</a><br><small>{{.Path}}</small></td>
+<td>{{if not .Started.IsZero}}{{.Started.Format "2006-01-02 15:04:05"}}{{end}}</td>
+<td><b>{{.Outcome | upper}}</b></td>
+<td class="num">{{.Lost}}</td>
+<td>{{if .IsDone}}{{.Results.Impl}} · {{join .Results.Faults ", "}} · seed {{.Results.Seed}}{{else}}{{.Progress}}{{end}}</td>
+<td>{{if .IsDone}}<a href="/{{.Path}}/report.html">report</a> · {{end}}<a href="/{{.Path}}/">files</a></td></tr>
+{{end}}</table>{{else}}<p>No run in this store yet: <code>locktest run --impl NAME --store {{.Store}}</code></p>{{end}}
+</body></html>
+`))
+
+var runTmpl = template.Must(template.New("run").Funcs(funcs).Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">{{if .IsRunning}}<meta http-equiv="refresh" content="2">{{end}}
+<title>{{.Outcome | upper}} — {{.Config.Scenario}}</title>` + style + `</head><body>
+<p><a href="/">all runs</a></p>
+<h1>{{.Config.Scenario}}</h1>
+<div>impl <b>{{.Config.Impl}}</b> · workload <b>{{.Config.Workload}}</b> · faults <b>{{join .Config.Faults ", "}}</b> · seed <b>{{.Config.Seed}}</b> · {{.Config.Clients}} clients · {{.Config.Duration}}</div>
+{{if .IsDone}}
+<div class="banner {{.Outcome}}" id="verdict"><b>{{.Outcome | upper}}</b> — {{.Headline}}</div>
+<p><a href="/{{.Path}}/report.html">report.html</a> (plots, violations, faults) · <a href="/{{.Path}}/results.json">results.json</a> · <a href="/{{.Path}}/history.jsonl">history.jsonl</a> · <a href="/{{.Path}}/">every file</a></p>
+{{with .Summary}}<pre id="summary">{{.}}</pre>{{end}}
+{{else}}
+<div class="banner {{.Class}}" id="verdict"><b>{{.Outcome | upper}}</b>{{if .IsRunning}} — {{.Phase}}; this page reloads every 2 s until the verdict is in{{else}} — the run ended before its check (killed?): <code>locktest analyze {{.Dir}}</code> checks what it wrote{{end}}</div>
+<p id="progress">{{.Progress}}{{if not .IsRunning}} <small>(when the history ends)</small>{{end}}</p>
+<table><tr><th>elapsed</th><td class="num">{{printf "%.1f" .Elapsed}} s of {{.Config.Duration}}</td></tr>
+<tr><th>client operations</th><td class="num">{{.Tally.Ops}}</td></tr>
+<tr><th>acquisitions</th><td class="num">{{.Tally.Acquisitions}}</td></tr>
+{{if .Tally.Sections}}<tr><th>lost updates so far</th><td class="num">{{.Tally.Lost}}</td></tr>{{end}}</table>
+<p><small>Lost updates so far are certain ones: two acknowledged critical sections that read the same value. The check after the run decides; the mutual-exclusion check runs only then.</small></p>
+{{if .Strikes}}<h2>Faults</h2><table><tr><th>fault</th><th>target</th><th>at</th><th>lasted</th></tr>
+{{range .Strikes}}<tr><td>{{.Name}}</td><td>{{.Target}}</td><td class="num">{{.At}}</td><td class="num">{{.Lasted}}</td></tr>
+{{end}}</table>{{end}}
+<p><a href="/{{.Path}}/history.jsonl">history.jsonl</a> (as written so far) · <a href="/{{.Path}}/">every file</a></p>
+{{end}}
+</body></html>
+`))
+
+// render executes t into a buffer first, so that a template error is a 500
+// and never half a page.
+func render(w http.ResponseWriter, t *template.Template, data any) {
+	var b bytes.Buffer
+	if err := t.Execute(&b, data); err != nil {
+		slog.Error("serve: render", "page", t.Name(), "err", err)
+		http.Error(w, "render "+t.Name()+": "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Write(b.Bytes())
+}
