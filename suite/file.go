@@ -1,6 +1,8 @@
 package suite
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -21,8 +23,11 @@ import (
 // File is a loaded and validated suite: every scenario resolved for every
 // seed, so nothing can be refused once runs have started.
 type File struct {
-	Path      string
-	Name      string
+	Path string
+	Name string
+	// Digest is the SHA-256 of the file's bytes: shards of one suite are
+	// merged only when they ran the same file, wherever it was checked out.
+	Digest    string
 	Scenarios []*Scenario
 	// Matrix lists the cells of the file's matrix block: the design ×
 	// fault pairs it promises to run, each by a scenario of Scenarios.
@@ -171,7 +176,8 @@ func Parse(path string, data []byte) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &File{Path: path, Name: strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))}
+	sum := sha256.Sum256(data)
+	f := &File{Path: path, Name: strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)), Digest: hex.EncodeToString(sum[:])}
 	var defaults []pair
 	var list, matrix *pair
 	for _, kv := range top {
