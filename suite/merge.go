@@ -136,7 +136,12 @@ func rebase(dir string, o Outcome, finished bool) (string, error) {
 	if at < 0 {
 		return "", fmt.Errorf("%s: run directory %s of %s seed %d is not under runs/", dir, o.Dir, o.Scenario, o.Seed)
 	}
-	moved := filepath.Join(dir, o.Dir[at+1:])
+	// Absolute, as a run records it: the comparison links to it relative
+	// to the merge's output.
+	moved, err := filepath.Abs(filepath.Join(dir, o.Dir[at+1:]))
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", dir, err)
+	}
 	if _, err := os.Stat(moved); err != nil && finished {
 		return "", fmt.Errorf("%s: lacks the run directory of %s seed %d (%s): give the whole shard output", dir, o.Scenario, o.Seed, o.Dir[at+1:])
 	}

@@ -93,7 +93,10 @@ func TestMergeRefuses(t *testing.T) {
 // output with no temporary directory left beside it.
 func TestMerge(t *testing.T) {
 	first := shardOut(t, 2, 3, []int{1, 2}, nil)
-	second := shardOut(t, 3, 3, []int{0, 4}, nil)
+	// An interrupted run's directory, recorded where the shard ran.
+	second := shardOut(t, 3, 3, []int{0, 4}, func(r *Report) {
+		r.Outcomes[1].Status, r.Outcomes[1].Dir = NotRun, "/elsewhere/out/runs/s-seed4/s/20260101T000000.000"
+	})
 	out := filepath.Join(t.TempDir(), "merged")
 	r, err := Merge([]string{first, second}, out)
 	if err != nil {
@@ -105,6 +108,9 @@ func TestMerge(t *testing.T) {
 	}
 	if !slices.Equal(order, []int{0, 1, 2, 4}) {
 		t.Errorf("merged runs in order %v, want 0 1 2 4", order)
+	}
+	if want := filepath.Join(second, "runs/s-seed4/s/20260101T000000.000"); r.Outcomes[3].Dir != want {
+		t.Errorf("run directory %q, want %q: under the shard output given, absolute", r.Outcomes[3].Dir, want)
 	}
 	if !slices.Equal(r.Missing, []int{1}) || r.Passed() || r.Shard != nil || r.Out != out {
 		t.Errorf("merged: missing %v, passed %v, shard %v, out %q; want [1], false, nil, %q", r.Missing, r.Passed(), r.Shard, r.Out, out)
