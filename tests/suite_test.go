@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/locktest/locktest/reports"
 	"github.com/locktest/locktest/suite"
 )
 
@@ -301,5 +302,49 @@ scenarios:
 	}
 	if _, err := os.Stat(dup); !os.IsNotExist(err) {
 		t.Fatalf("a refused merge created its output: %v", err)
+	}
+}
+
+// TestSuiteStopEarly: with stop_early, a run expected unsafe ends at its
+// first violation, long before its duration, still judged unsafe and with
+// its timing honoured; a run expected safe goes to its end.
+func TestSuiteStopEarly(t *testing.T) {
+	file, out := writeSuite(t, `name: tiny
+defaults:
+  stop_early: true
+  fault_interval: 1500ms
+  clients: 4
+scenarios:
+  - {name: unfenced-pause, impl: redis-single, faults: pause-holder, duration: 40s, expect: unsafe}
+  - {name: fenced-none, impl: redis-single-fenced, faults: none, duration: 4s, expect: safe}
+`)
+	r := locktest(t, "suite", "run", file, "--out", out, "--parallel", "2")
+	assertNothingLeft(t, out, binary)
+	if r.code != 0 {
+		t.Fatalf("exit %d, want 0", r.code)
+	}
+	for _, tc := range []struct {
+		name       string
+		stopped    bool
+		minS, maxS float64
+	}{
+		{"unfenced-pause", true, 0, 20},
+		{"fenced-none", false, 4, 10},
+	} {
+		res, err := reports.ReadResults(filepath.Join(out, suite.RunsDir, tc.name+"-seed1", tc.name, "latest"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := res.Health
+		if h == nil || h.RunS == nil || (len(h.StoppedBy) > 0) != tc.stopped || *h.RunS < tc.minS || *h.RunS > tc.maxS {
+			t.Fatalf("%s: health %+v; want stopped %v after %v–%v s", tc.name, h, tc.stopped, tc.minS, tc.maxS)
+		}
+		// A loaded machine may delay the coordinator; the stop itself
+		// must not read as clients or a final heal that fell short.
+		for _, p := range append(h.Problems, h.Undelivered...) {
+			if strings.Contains(p, "clients ran") || strings.Contains(p, "final heal") || strings.Contains(p, "never started") {
+				t.Errorf("%s: timing flagged: %s", tc.name, p)
+			}
+		}
 	}
 }
