@@ -90,6 +90,9 @@ type Record struct {
 	Asked int64 `json:"asked,omitempty"`
 	// Lag is on run-end: how late the coordinator's ticker woke.
 	Lag *Lag `json:"lag,omitempty"`
+	// Stopped is on the run-end of a run ended before its duration
+	// (--stop-on-violation): the checks that had found a violation.
+	Stopped []string `json:"stopped,omitempty"`
 }
 
 // Lag is how late a periodic wake-up of the coordinator came, in ns: a

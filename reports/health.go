@@ -47,6 +47,10 @@ type Health struct {
 	// Undelivered says why the faults were not delivered as asked: a
 	// valid verdict then is no evidence.
 	Undelivered []string `json:"undelivered,omitempty"`
+	// StoppedBy names the checks whose violations ended the run before
+	// its duration (--stop-on-violation). The run's length, the clients'
+	// span and the strikes are then judged against where it stopped.
+	StoppedBy []string `json:"stopped_by,omitempty"`
 }
 
 // Thresholds beyond which a run's timing was not honoured.
@@ -82,6 +86,13 @@ func MeasureHealth(recs []history.Record, faults []string) *Health {
 	asked := time.Duration(start.Asked)
 	deadline := start.Time + start.Asked
 	h := &Health{RunAskedS: asked.Seconds()}
+	// span is the length the clients' activity is judged against.
+	span := h.RunAskedS
+	if end != nil && len(end.Stopped) > 0 {
+		h.StoppedBy = end.Stopped
+		deadline = min(deadline, end.Time)
+		span = min(span, seconds(end.Time-start.Time))
+	}
 	if end != nil {
 		runS, late := seconds(end.Time-start.Time), max(0, seconds(end.Time-deadline))
 		h.RunS, h.FinalHealLateS = &runS, &late
@@ -147,8 +158,8 @@ func MeasureHealth(recs []history.Record, faults []string) *Health {
 		h.Problems = append(h.Problems, fmt.Sprintf("%d of %d fault strike(s) lasted outside %.1f–%.1f× the length asked (%.2f–%.2f×)",
 			h.StrikesOff, h.Strikes, minStrikeRatio, maxStrikeRatio, h.MinRatio, h.MaxRatio))
 	}
-	if h.ClientSpanS < minSpanRatio*h.RunAskedS && end != nil {
-		h.Problems = append(h.Problems, fmt.Sprintf("the clients ran for %.2f s of the %.2f s asked", h.ClientSpanS, h.RunAskedS))
+	if h.ClientSpanS < minSpanRatio*span && end != nil {
+		h.Problems = append(h.Problems, fmt.Sprintf("the clients ran for %.2f s of the %.2f s asked", h.ClientSpanS, span))
 	}
 	if h.ClientsStartS > maxClientsStart*h.RunAskedS {
 		h.Problems = append(h.Problems, fmt.Sprintf("the last client began %.2f s into the %.2f s run", h.ClientsStartS, h.RunAskedS))
@@ -208,6 +219,9 @@ func (h *Health) line() string {
 	if h.Strikes > 0 {
 		s += fmt.Sprintf("; %d fault strike(s) at %.2f–%.2f× the length asked, heals up to %.0f ms late",
 			h.Strikes, h.MinRatio, h.MaxRatio, h.HealLateMaxS*1e3)
+	}
+	if len(h.StoppedBy) > 0 && h.RunS != nil {
+		s += fmt.Sprintf("; stopped at %.2f s, the %s check(s) having found a violation (--stop-on-violation)", *h.RunS, strings.Join(h.StoppedBy, " and "))
 	}
 	return s
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locktest/locktest/checker"
 	"github.com/locktest/locktest/cluster"
 	"github.com/locktest/locktest/faults"
 	"github.com/locktest/locktest/impls"
@@ -104,6 +105,10 @@ type Config struct {
 	// only a run that is not valid keeps it, for a post-mortem (an etcd
 	// run's is 184 MB).
 	KeepData bool `json:"keep_data,omitempty"`
+	// StopOnViolation names checks (mutex, resource) that end the run as
+	// soon as each of them finds a violation in the history so far: the
+	// verdict cannot change, and an expected anomaly costs less time.
+	StopOnViolation []string `json:"stop_on_violation,omitempty"`
 }
 
 // Defaults returns the configuration the CLI and suites start from: the
@@ -201,6 +206,14 @@ func Resolve(cfg Config) (Resolved, error) {
 	}
 	if len(cfg.Faults) == 0 {
 		return r, bad("--fault: give at least one fault, or none")
+	}
+	for _, c := range cfg.StopOnViolation {
+		switch {
+		case c != checker.MutexCheck && c != checker.ResourceCheck:
+			return r, bad("--stop-on-violation: unknown check %q (valid: %s, %s)", c, checker.MutexCheck, checker.ResourceCheck)
+		case c == checker.ResourceCheck && !r.Workload.NeedsResource:
+			return r, bad("--stop-on-violation: workload %s has no resource to check", cfg.Workload)
+		}
 	}
 	targets, err := parseFaultTargets(cfg.FaultTarget, cfg.Faults)
 	if err != nil {

@@ -329,6 +329,7 @@ func (r *run) execute(ctx context.Context) (bool, error) {
 	r.obs.phase(live.Running, r.dir)
 	nctx, cancel := context.WithTimeout(ctx, time.Duration(cfg.Duration))
 	defer cancel()
+	stopped := r.stopOnViolation(nctx, cancel)
 	lag := watchLag(nctx)
 	var wg sync.WaitGroup
 	faultErrs := make([]error, len(cfg.Faults))
@@ -347,13 +348,14 @@ func (r *run) execute(ctx context.Context) (bool, error) {
 		r.obs.phase(live.Healing, r.dir)
 	}
 	wg.Wait() // every fault heals before returning
+	why := <-stopped
 	if ctx.Err() != nil {
 		return true, nil
 	}
 	// The final heal: what a fault left behind is undone here, and counts
 	// as a harness bug.
 	faultErrs = append(faultErrs, r.verifyHealed(env, resource))
-	r.hist.Append(history.Record{Process: history.NemesisProcess, Type: history.RunEnd, F: "run", Lag: lag(), Time: clock.Mono()})
+	r.hist.Append(history.Record{Process: history.NemesisProcess, Type: history.RunEnd, F: "run", Lag: lag(), Stopped: why, Time: clock.Mono()})
 	if err := errors.Join(faultErrs...); err != nil {
 		return false, fmt.Errorf("fault: %w", err)
 	}

@@ -32,9 +32,9 @@ type Setting struct {
 	// command says what it runs.
 	Always bool
 	// Incidental: the setting does not change what the run does, only
-	// which of its schedules it draws (the seed), what it is called or
-	// how long its check may take; compare summarizes runs that differ
-	// in it together.
+	// which of its schedules it draws (the seed), what it is called, how
+	// long its check may take or whether it ends at its first violation;
+	// compare summarizes runs that differ in it together.
 	Incidental bool
 }
 
@@ -68,6 +68,7 @@ var Settings = []Setting{
 	{Flag: "persist", Field: "Persist", Help: "servers persist every write before acknowledging it, so kill-node restarts them with their data"},
 	{Flag: "backend", Field: "Backend", Help: "what runs the servers: local processes (default) or docker containers (locktest images build)"},
 	{Flag: "keep-data", Field: "KeepData", Incidental: true, Help: "keep the servers' data directories of a valid run too (a run that is not valid always keeps them; logs are always kept)"},
+	{Flag: "stop-on-violation", Field: "StopOnViolation", Arg: "CHECK,...", Incidental: true, Help: "end the run before its duration once each named check (mutex, resource) finds a violation: the verdict cannot change any more"},
 	{Flag: "check-timeout", Field: "CheckTimeout", Incidental: true, Help: "time limit of each porcupine check (then the verdict is unknown)"},
 	{Flag: "scenario", Field: "Scenario", Incidental: true, Help: "name of the run in the store (default: impl_workload_faults)"},
 	// Store says where the run is kept, not what it is: it has no Name,

@@ -3,5 +3,6 @@
 // file, line and field), expands its matrix of designs × faults, runs each
 // scenario × seed with bounded parallelism, judges each run against its
 // expectation and writes the suite's summary and JUnit XML beside the run
-// directories.
+// directories. A suite can be split into shards that CI jobs run apart,
+// and their outputs merged back into the reports of one whole run.
 package suite

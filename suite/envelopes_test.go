@@ -2,6 +2,7 @@ package suite
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -64,5 +65,43 @@ func TestParseEnvelopeErrors(t *testing.T) {
 				t.Fatalf("got  %v\nwant %s…", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestShardSweeps: every sweep of a file goes to exactly one shard, the
+// same whatever the order the file lists them in.
+func TestShardSweeps(t *testing.T) {
+	f, err := Load("../suites/compare-seeds.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{1, 2, 3, 4, 7} {
+		seen := map[string]int{}
+		for i := 1; i <= n; i++ {
+			s := Shard{Index: i, Count: n}
+			reversed := slices.Clone(f.Sweeps)
+			slices.Reverse(reversed)
+			a, b := s.pickSweeps(f.Sweeps), s.pickSweeps(reversed)
+			if len(a) != len(b) {
+				t.Fatalf("shard %s: %d sweeps, %d when listed backwards", s, len(a), len(b))
+			}
+			for k := range a {
+				if a[k].Name() != b[k].Name() {
+					t.Fatalf("shard %s depends on the file's order", s)
+				}
+				seen[a[k].Name()]++
+			}
+			if len(a) > (len(f.Sweeps)+n-1)/n {
+				t.Errorf("shard %s: %d of %d sweeps", s, len(a), len(f.Sweeps))
+			}
+		}
+		if len(seen) != len(f.Sweeps) {
+			t.Fatalf("%d shards cover %d of %d sweeps", n, len(seen), len(f.Sweeps))
+		}
+		for name, k := range seen {
+			if k != 1 {
+				t.Errorf("%d shards: %s in %d shards", n, name, k)
+			}
+		}
 	}
 }

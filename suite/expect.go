@@ -2,6 +2,7 @@ package suite
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/locktest/locktest/checker"
 	"github.com/locktest/locktest/reports"
+	"github.com/locktest/locktest/workloads"
 )
 
 // Expect is what every run of a scenario must show. An expected unsafe
@@ -138,6 +140,28 @@ func (e Expect) Judge(r reports.Results, ttl time.Duration) (got string, reasons
 		reasons = append(reasons, why...)
 	}
 	return strings.Join(gots, ", "), reasons
+}
+
+// stopChecks names the checks whose violations settle e, so that a run
+// may end at them (runner's --stop-on-violation): every judged outcome is
+// unsafe or any, which a violation satisfies and nothing after it can
+// undo. None (nil) when e expects a check to stay safe or bounds the
+// recovery: only the run's end can tell those.
+func (e Expect) stopChecks(w workloads.Workload) []string {
+	if e.MaxRecovery > 0 || e.NeverRecovers || e.Verdict == reports.Safe || e.Mutex == reports.Safe {
+		return nil
+	}
+	var checks []string
+	if e.Verdict != "" {
+		checks = append(checks, checker.MutexCheck)
+		if w.NeedsResource {
+			checks[0] = checker.ResourceCheck
+		}
+	}
+	if e.Mutex != "" && !slices.Contains(checks, checker.MutexCheck) {
+		checks = append(checks, checker.MutexCheck)
+	}
+	return checks
 }
 
 func unknownWhy(r reports.Results) string {

@@ -1,6 +1,8 @@
 package suite
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -21,8 +23,11 @@ import (
 // File is a loaded and validated suite: every scenario resolved for every
 // seed, so nothing can be refused once runs have started.
 type File struct {
-	Path      string
-	Name      string
+	Path string
+	Name string
+	// Digest is the SHA-256 of the file's bytes: shards of one suite are
+	// merged only when they ran the same file, wherever it was checked out.
+	Digest    string
 	Scenarios []*Scenario
 	// Matrix lists the cells of the file's matrix block: the design ×
 	// fault pairs it promises to run, each by a scenario of Scenarios.
@@ -46,6 +51,9 @@ type Scenario struct {
 	// Unmeasured marks a matrix cell no scenario overrides: it runs at the
 	// matrix's default expectation, since nobody wrote down what it shows.
 	Unmeasured bool
+	// StopEarly ends each run at the first violation when that settles
+	// the expectation (Expect.stopChecks); other runs go to their end.
+	StopEarly bool
 }
 
 // Error is a mistake in a suite file. It names the file, the line and the
@@ -82,15 +90,16 @@ func Load(path string) (*File, error) {
 }
 
 // Fields a scenario takes besides the run's settings.
-var scenarioFields = []string{"name", "anomaly", "seeds", "expect"}
+var scenarioFields = []string{"name", "anomaly", "seeds", "expect", "stop_early"}
 
 // settingFields maps the name of each run setting a scenario takes to the
 // setting: every one of runner.Settings with a name, but seed (seeds gives
-// it) and scenario (name gives it).
+// it), scenario (name gives it) and stop_on_violation (stop_early derives
+// it from the expectation, which alone knows which checks settle it).
 var settingFields = func() map[string]runner.Setting {
 	m := map[string]runner.Setting{}
 	for _, s := range runner.Settings {
-		if name := s.Name(); name != "" && name != "seed" && name != "scenario" {
+		if name := s.Name(); name != "" && name != "seed" && name != "scenario" && name != "stop_on_violation" {
 			m[name] = s
 		}
 	}
@@ -174,7 +183,8 @@ func Parse(path string, data []byte) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &File{Path: path, Name: strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))}
+	sum := sha256.Sum256(data)
+	f := &File{Path: path, Name: strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)), Digest: hex.EncodeToString(sum[:])}
 	var defaults []pair
 	var list, matrix, envelopes *pair
 	for _, kv := range top {
@@ -278,9 +288,13 @@ func (p parser) scenario(n *yaml.Node, path string, defaults []pair) (*Scenario,
 	if err != nil {
 		return nil, p.resolveError(err, at, "impl")
 	}
-	if _, err := workloads.Lookup(cfg.Workload); err != nil {
+	workload, err := workloads.Lookup(cfg.Workload)
+	if err != nil {
 		node, field := at("workload")
 		return nil, p.errAt(node, field, "%v", err)
+	}
+	if sc.StopEarly {
+		cfg.StopOnViolation = sc.Expect.stopChecks(workload)
 	}
 	if len(cfg.Faults) == 0 {
 		node, field := at("faults")
@@ -342,6 +356,8 @@ func (p parser) field(kv pair, sc *Scenario, cfg *runner.Config, expect **Expect
 		return err
 	case "seeds":
 		return p.seeds(kv, sc)
+	case "stop_early":
+		return p.boolean(v, kv.path, &sc.StopEarly)
 	case "expect":
 		e, err := p.expect(v, kv.path)
 		*expect = e

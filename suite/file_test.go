@@ -3,6 +3,8 @@ package suite
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -136,8 +138,9 @@ func TestParseInapplicableFault(t *testing.T) {
 }
 
 // TestParseEverySetting: a scenario takes every named setting of
-// runner.Settings (but seed and scenario, which seeds and name give), each
-// under its own name and landing in its own field.
+// runner.Settings (but seed, scenario and stop_on_violation, which seeds,
+// name and stop_early give), each under its own name and landing in its
+// own field.
 func TestParseEverySetting(t *testing.T) {
 	values := map[string]string{
 		"impl": "exec", "exec_cmd": "true --fenced", "exec_servers": "redis-single", "workload": "mutex",
@@ -150,7 +153,7 @@ func TestParseEverySetting(t *testing.T) {
 	var set []runner.Setting
 	src := "scenarios:\n  - name: every\n    expect: any\n"
 	for _, s := range runner.Settings {
-		if name := s.Name(); name != "" && name != "seed" && name != "scenario" {
+		if name := s.Name(); name != "" && name != "seed" && name != "scenario" && name != "stop_on_violation" {
 			if _, ok := values[name]; !ok {
 				t.Fatalf("setting %s has no value here: add one", name)
 			}
@@ -170,5 +173,40 @@ func TestParseEverySetting(t *testing.T) {
 		if v := s.Value(&got).String(); v != values[s.Name()] {
 			t.Errorf("%s: %s gave %s", s.Name(), values[s.Name()], v)
 		}
+	}
+}
+
+// TestStopEarly: stop_early ends a run at the violations that settle its
+// expectation, and not at all when the run's end still decides it (a
+// check that must stay safe, a recovery bound); stop_on_violation itself
+// is no suite field.
+func TestStopEarly(t *testing.T) {
+	cases := []struct {
+		workload, expect string
+		want             []string
+	}{
+		{"counter", "unsafe", []string{"resource"}},
+		{"counter", "any", []string{"resource"}},
+		{"counter", "{verdict: unsafe, mutex: unsafe}", []string{"resource", "mutex"}},
+		{"counter", "{mutex: unsafe}", []string{"mutex"}},
+		{"mutex", "{verdict: unsafe, mutex: unsafe}", []string{"mutex"}},
+		{"counter", "safe", nil},
+		{"counter", "{verdict: safe, mutex: unsafe}", nil},
+		{"counter", "{verdict: unsafe, max_recovery: 2s}", nil},
+	}
+	for _, tc := range cases {
+		src := fmt.Sprintf("defaults: {stop_early: true}\nscenarios:\n  - {name: a, impl: redis-single, faults: pause-holder, workload: %s, expect: %s}\n",
+			tc.workload, tc.expect)
+		f, err := Parse("s.yaml", []byte(src))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.expect, err)
+		}
+		if got := f.Scenarios[0].Runs[0].StopOnViolation; !slices.Equal(got, tc.want) {
+			t.Errorf("%s, expect %s: stops on %v, want %v", tc.workload, tc.expect, got, tc.want)
+		}
+	}
+	_, err := Parse("s.yaml", []byte("scenarios:\n  - {name: a, impl: redis-single, stop_on_violation: mutex, expect: unsafe}\n"))
+	if err == nil || !strings.Contains(err.Error(), "stop_on_violation: unknown field") {
+		t.Errorf("stop_on_violation as a suite field: %v, want refused", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -104,10 +105,12 @@ func (r Report) headline() string {
 			pass++
 		}
 	}
-	word := "PASSED"
+	word, part, missing := "PASSED", "", ""
 	switch {
 	case r.Interrupted:
 		word = "INTERRUPTED"
+	case len(r.Missing) > 0:
+		word = "INCOMPLETE"
 	case !r.Passed():
 		word = "FAILED"
 	}
@@ -121,8 +124,21 @@ func (r Report) headline() string {
 		}
 		sweeps = fmt.Sprintf(", %d/%d envelopes measured", done, n)
 	}
-	return fmt.Sprintf("suite %s %s: %d/%d runs as expected%s in %s (parallel %d)", r.Suite, word, pass,
-		len(r.Outcomes), sweeps, time.Duration(r.WallSeconds*float64(time.Second)).Round(time.Second), r.Parallel)
+	switch {
+	case r.Shard != nil:
+		part = " shard " + r.Shard.String()
+	case len(r.Merged) > 0:
+		part = fmt.Sprintf(" (%d shard outputs merged)", len(r.Merged))
+	}
+	if len(r.Missing) > 0 {
+		var names []string
+		for _, m := range r.Missing {
+			names = append(names, strconv.Itoa(m))
+		}
+		missing = fmt.Sprintf("; shard(s) %s of %d missing, their runs not counted", strings.Join(names, ", "), len(r.Merged)+len(r.Missing))
+	}
+	return fmt.Sprintf("suite %s%s %s: %d/%d runs as expected%s in %s (parallel %d)%s", r.Suite, part, word, pass,
+		len(r.Outcomes), sweeps, time.Duration(r.WallSeconds*float64(time.Second)).Round(time.Second), r.Parallel, missing)
 }
 
 // Print writes the suite's result table and every failure's reproducing
@@ -150,13 +166,15 @@ func (r Report) Print(w io.Writer) {
 // Write writes suite.json, junit.xml, the designs × faults comparison of
 // the finished runs (compare.html, .png, .md, .json) and summary.md: the
 // suite's table, its failures and the comparison, in Markdown for a CI job
-// summary.
-func (r Report) Write() error {
+// summary. They go into dir: r.Out, or a directory a merge renames to
+// r.Out once every file is written. The comparison's links to the runs
+// are relative to dir, so a temporary dir must lie beside r.Out.
+func (r Report) Write(dir string) error {
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return fmt.Errorf("write suite report: %w", err)
 	}
-	errs := []error{os.WriteFile(filepath.Join(r.Out, ReportFile), append(data, '\n'), 0o644)}
+	errs := []error{os.WriteFile(filepath.Join(dir, ReportFile), append(data, '\n'), 0o644)}
 	var md strings.Builder
 	r.markdown(&md)
 	var dirs []string
@@ -174,14 +192,14 @@ func (r Report) Write() error {
 	if len(dirs)+len(sweepDirs) > 0 {
 		m, err := reports.Compare(append(dirs, sweepDirs...), runner.ComparedSettings(), false)
 		if err == nil {
-			err = reports.WriteComparison(r.Out, m)
+			err = reports.WriteComparison(dir, m)
 			fmt.Fprintln(&md)
 			m.Markdown(&md)
 		}
 		errs = append(errs, err)
 	}
-	errs = append(errs, os.WriteFile(filepath.Join(r.Out, SummaryFile), []byte(md.String()), 0o644))
-	f, err := os.Create(filepath.Join(r.Out, JUnitFile))
+	errs = append(errs, os.WriteFile(filepath.Join(dir, SummaryFile), []byte(md.String()), 0o644))
+	f, err := os.Create(filepath.Join(dir, JUnitFile))
 	if err == nil {
 		err = reports.WriteJUnit(f, reports.Suite{Name: "locktest suite " + r.Suite, Timestamp: r.Started, Cases: r.junit()})
 		err = errors.Join(err, f.Close())
@@ -195,6 +213,9 @@ func (r Report) Write() error {
 
 func (r Report) markdown(w io.Writer) {
 	fmt.Fprintf(w, "## locktest %s\n\n", r.headline())
+	if len(r.Merged) > 0 {
+		fmt.Fprintf(w, "Merged from `%s`.\n\n", strings.Join(r.Merged, "`, `"))
+	}
 	fmt.Fprintf(w, "Suite file `%s`. The verdict is the check of what the workload protects; *unsafe* means lost updates (counter) or two holders (mutex).\n\n", r.File)
 	fmt.Fprintln(w, "| | scenario | docs/anomalies.md row | impl | faults | expected | result | wall |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
@@ -297,6 +318,12 @@ func (r Report) junit() []reports.TestCase {
 			c.Err = "not run to its end: the suite was interrupted"
 		}
 		cases = append(cases, c)
+	}
+	// A missing shard is an error of its own, so that a CI page showing
+	// only the JUnit cases does not pass an incomplete suite.
+	for _, m := range r.Missing {
+		cases = append(cases, reports.TestCase{Scenario: fmt.Sprintf("shard %d of %d", m, len(r.Merged)+len(r.Missing)),
+			Group: r.Suite, Err: "missing: its output was not given to locktest suite merge, so its runs are not counted"})
 	}
 	return cases
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/locktest/locktest/checker"
 	"github.com/locktest/locktest/envelope"
+	"github.com/locktest/locktest/reports"
 	"github.com/locktest/locktest/runner"
 )
 
@@ -36,6 +37,9 @@ type Options struct {
 	// Backend, when set, runs every scenario's servers there ("docker"),
 	// whatever the file says.
 	Backend string
+	// Shard, when set, runs only that part of the selected runs (see
+	// assignShards); Merge puts the parts back together.
+	Shard *Shard
 }
 
 // DefaultParallel is one run per core, at most 4: each run is a handful of
@@ -57,6 +61,10 @@ const (
 
 // Outcome is one scenario × seed.
 type Outcome struct {
+	// Index is the run's position among every run the suite selected
+	// (scenarios in file order, then seeds), whichever shard ran it: a
+	// merge lists the runs in the order one whole run would.
+	Index     int      `json:"index"`
 	Scenario  string   `json:"scenario"`
 	Anomalies []string `json:"anomalies,omitempty"`
 	Impl      string   `json:"impl"`
@@ -82,16 +90,32 @@ type Outcome struct {
 	LostUpdates int     `json:"lost_updates"`
 }
 
-// Report is a whole suite run; it is written as suite.json.
+// Report is a whole suite run, one shard of it, or the merge of shards;
+// it is written as suite.json.
 type Report struct {
-	Suite       string    `json:"suite"`
-	File        string    `json:"file"`
-	Out         string    `json:"out"`
-	Parallel    int       `json:"parallel"`
-	Started     time.Time `json:"started"`
-	WallSeconds float64   `json:"wall_seconds"`
-	Interrupted bool      `json:"interrupted,omitempty"`
-	Outcomes    []Outcome `json:"outcomes"`
+	Suite string `json:"suite"`
+	File  string `json:"file"`
+	// Digest (of the suite file), Build, Seeds, Filter and Backend say
+	// which runs were selected and how they were judged: shards merge only
+	// when they all agree.
+	Digest      string        `json:"digest"`
+	Build       reports.Build `json:"build"`
+	Seeds       int           `json:"seeds,omitempty"`
+	Filter      string        `json:"filter,omitempty"`
+	Backend     string        `json:"backend,omitempty"`
+	Out         string        `json:"out"`
+	Parallel    int           `json:"parallel"`
+	Started     time.Time     `json:"started"`
+	WallSeconds float64       `json:"wall_seconds"`
+	Interrupted bool          `json:"interrupted,omitempty"`
+	// Shard is set on the output of suite run --shard: which part it ran.
+	Shard *Shard `json:"shard,omitempty"`
+	// Merged lists the shard outputs a merge combined, and Missing the
+	// shards (counted from 1) it lacked: a merge with shards missing is
+	// incomplete and never passes.
+	Merged   []string  `json:"merged,omitempty"`
+	Missing  []int     `json:"missing_shards,omitempty"`
+	Outcomes []Outcome `json:"outcomes"`
 	// Envelopes are the sweeps of the file's envelopes block.
 	Envelopes []SweepOutcome `json:"envelopes,omitempty"`
 }
@@ -108,14 +132,18 @@ func (r Report) Passed() bool {
 			return false
 		}
 	}
-	return !r.Interrupted && len(r.Outcomes)+len(r.Envelopes) > 0
+	return !r.Interrupted && len(r.Missing) == 0 && len(r.Outcomes)+len(r.Envelopes) > 0
 }
 
-// job is one run to do.
+// job is one run to do; index is its position among the selected runs.
 type job struct {
-	sc  *Scenario
-	cfg runner.Resolved
+	index int
+	sc    *Scenario
+	cfg   runner.Resolved
 }
+
+// runKey names a run's directory under <out>/runs.
+func runKey(scenario string, seed int64) string { return fmt.Sprintf("%s-seed%d", scenario, seed) }
 
 // jobs lists the runs of the selected scenarios, each with its own store
 // under out/runs (own latest links, own history to watch).
@@ -135,11 +163,11 @@ func (f *File) jobs(opt Options) ([]job, error) {
 			}
 		}
 		for _, r := range runs {
-			r.Store = filepath.Join(opt.Out, RunsDir, fmt.Sprintf("%s-seed%d", sc.Name, r.Seed))
+			r.Store = filepath.Join(opt.Out, RunsDir, runKey(sc.Name, r.Seed))
 			if opt.Backend != "" {
 				r.Backend = opt.Backend
 			}
-			out = append(out, job{sc: sc, cfg: r})
+			out = append(out, job{index: len(out), sc: sc, cfg: r})
 		}
 	}
 	return out, nil
@@ -165,6 +193,15 @@ func Run(ctx context.Context, f *File, opt Options) (Report, error) {
 	if len(jobs)+len(sweeps) == 0 {
 		return Report{}, &runner.BadConfigError{Err: fmt.Errorf("--run %v matches no scenario of %s", opt.Filter, f.Path)}
 	}
+	var shard *Shard
+	if opt.Shard != nil {
+		s := *opt.Shard
+		if jobs, err = s.pick(jobs); err != nil {
+			return Report{}, err
+		}
+		sweeps = s.pickSweeps(sweeps)
+		shard = &s
+	}
 	for _, j := range jobs {
 		if err := runner.CheckBinaries(j.cfg); err != nil {
 			return Report{}, err
@@ -178,8 +215,12 @@ func Run(ctx context.Context, f *File, opt Options) (Report, error) {
 	if err := os.MkdirAll(opt.Out, 0o755); err != nil {
 		return Report{}, &runner.BadConfigError{Err: fmt.Errorf("--out: %w", err)}
 	}
-	rep := Report{Suite: f.Name, File: f.Path, Out: opt.Out, Parallel: opt.Parallel, Started: time.Now(),
+	rep := Report{Suite: f.Name, File: f.Path, Digest: f.Digest, Build: reports.CurrentBuild(), Seeds: opt.Seeds,
+		Backend: opt.Backend, Out: opt.Out, Parallel: opt.Parallel, Started: time.Now(), Shard: shard,
 		Outcomes: make([]Outcome, len(jobs))}
+	if opt.Filter != nil {
+		rep.Filter = opt.Filter.String()
+	}
 	for i, j := range jobs {
 		rep.Outcomes[i] = newOutcome(j)
 	}
@@ -218,7 +259,7 @@ dispatch:
 }
 
 func newOutcome(j job) Outcome {
-	return Outcome{Scenario: j.sc.Name, Anomalies: j.sc.Anomalies, Impl: j.cfg.Impl, Workload: j.cfg.Workload.Name,
+	return Outcome{Index: j.index, Scenario: j.sc.Name, Anomalies: j.sc.Anomalies, Impl: j.cfg.Impl, Workload: j.cfg.Workload.Name,
 		Faults: j.cfg.Config.Faults, Seed: j.cfg.Seed, Expected: j.sc.Expect.String(), Unmeasured: j.sc.Unmeasured, Status: NotRun,
 		Command: j.cfg.Command()}
 }

@@ -2,13 +2,16 @@ package tests
 
 import (
 	"encoding/xml"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/locktest/locktest/reports"
 	"github.com/locktest/locktest/suite"
 )
 
@@ -211,5 +214,137 @@ func TestSuiteInterrupt(t *testing.T) {
 	j := readJUnit(t, out).Suites[0]
 	if j.Tests != 3 || j.Errors != 3 || j.Failures != 0 {
 		t.Fatalf("junit after interrupt: %d tests, %d errors, %d failures; want 3, 3, 0", j.Tests, j.Errors, j.Failures)
+	}
+}
+
+// TestSuiteShardMerge: a tiny suite run whole and as 2 shards (all three at
+// once, 4 runs in flight) gives the same verdicts once the shards are
+// merged, with the exit code of the whole run; a merge that lacks a shard
+// says which and exits 2; a merge of one shard twice is refused in one
+// line, writing nothing.
+func TestSuiteShardMerge(t *testing.T) {
+	file, out := writeSuite(t, `name: tiny
+defaults:
+  duration: 5s
+  fault_interval: 1500ms
+  clients: 4
+scenarios:
+  - {name: unfenced-pause, impl: redis-single, faults: pause-holder, expect: unsafe}
+  - {name: fenced-pause, impl: redis-single-fenced, faults: pause-holder, expect: {verdict: safe, mutex: unsafe}}
+  - {name: unfenced-none, impl: redis-single, faults: none, expect: safe}
+`)
+	whole, shard1, shard2 := out+"-whole", out+"-1", out+"-2"
+	invocations := []struct {
+		name string
+		args []string
+	}{
+		{"whole", []string{"suite", "run", file, "--out", whole, "--parallel", "2"}},
+		{"shard 1", []string{"suite", "run", file, "--shard", "1/2", "--out", shard1, "--parallel", "1"}},
+		{"shard 2", []string{"suite", "run", file, "--shard", "2/2", "--out", shard2, "--parallel", "1"}},
+	}
+	codes := make([]int, len(invocations))
+	t.Run("runs", func(t *testing.T) {
+		for i, inv := range invocations {
+			t.Run(inv.name, func(t *testing.T) {
+				t.Parallel()
+				codes[i] = locktest(t, inv.args...).code
+			})
+		}
+	})
+	assertNothingLeft(t, filepath.Dir(out), binary)
+	if !slices.Equal(codes, []int{0, 0, 0}) {
+		t.Fatalf("exit codes whole, shard 1, shard 2: %v; want 0 0 0", codes)
+	}
+	for i, dir := range []string{shard1, shard2} {
+		r, err := suite.ReadReport(dir)
+		if err != nil || r.Shard == nil || r.Shard.Index != i+1 || r.Shard.Count != 2 || r.Shard.Runs != 3 || len(r.Outcomes) == 0 {
+			t.Fatalf("%s does not record its shard (%v): %+v", dir, err, r.Shard)
+		}
+	}
+
+	merged := out + "-merged"
+	m := locktest(t, "suite", "merge", shard2, shard1, "--out", merged)
+	if m.code != 0 {
+		t.Fatalf("merge exited %d, want 0 as the whole run", m.code)
+	}
+	verdicts := func(dir string) []string {
+		r, err := suite.ReadReport(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v []string
+		for _, o := range r.Outcomes {
+			v = append(v, fmt.Sprintf("%d %s seed %d: %s %s (%s)", o.Index, o.Scenario, o.Seed, o.Status, o.Verdict, o.Got))
+		}
+		return v
+	}
+	if w, g := verdicts(whole), verdicts(merged); !slices.Equal(w, g) {
+		t.Fatalf("merged shards differ from the whole run:\nwhole  %q\nmerged %q", w, g)
+	}
+	if j := readJUnit(t, merged).Suites[0]; j.Tests != 3 || j.Failures != 0 || j.Errors != 0 {
+		t.Fatalf("merged junit: %d tests, %d failures, %d errors; want 3, 0, 0", j.Tests, j.Failures, j.Errors)
+	}
+	if _, err := os.Stat(filepath.Join(merged, "compare.md")); err != nil {
+		t.Fatalf("merged output has no comparison: %v", err)
+	}
+
+	partial := out + "-partial"
+	p := locktest(t, "suite", "merge", shard1, "--out", partial)
+	md, _ := os.ReadFile(filepath.Join(partial, suite.SummaryFile))
+	if p.code != 2 || !strings.Contains(string(md), "INCOMPLETE") || !strings.Contains(string(md), "shard(s) 2 of 2 missing") {
+		t.Fatalf("merge without shard 2: exit %d, want 2 and a summary naming the missing shard:\n%s", p.code, md)
+	}
+
+	dup := out + "-dup"
+	d := locktest(t, "suite", "merge", shard1, shard1, "--out", dup)
+	if d.code != 254 || strings.Count(strings.TrimSpace(d.stderr), "\n") != 0 || !strings.Contains(d.stderr, "are both shard 1/2") {
+		t.Fatalf("merge of one shard twice: exit %d, want 254 and one line:\n%s", d.code, d.stderr)
+	}
+	if _, err := os.Stat(dup); !os.IsNotExist(err) {
+		t.Fatalf("a refused merge created its output: %v", err)
+	}
+}
+
+// TestSuiteStopEarly: with stop_early, a run expected unsafe ends at its
+// first violation, long before its duration, still judged unsafe and with
+// its timing honoured; a run expected safe goes to its end.
+func TestSuiteStopEarly(t *testing.T) {
+	file, out := writeSuite(t, `name: tiny
+defaults:
+  stop_early: true
+  fault_interval: 1500ms
+  clients: 4
+scenarios:
+  - {name: unfenced-pause, impl: redis-single, faults: pause-holder, duration: 40s, expect: unsafe}
+  - {name: fenced-none, impl: redis-single-fenced, faults: none, duration: 4s, expect: safe}
+`)
+	r := locktest(t, "suite", "run", file, "--out", out, "--parallel", "2")
+	assertNothingLeft(t, out, binary)
+	if r.code != 0 {
+		t.Fatalf("exit %d, want 0", r.code)
+	}
+	for _, tc := range []struct {
+		name       string
+		stopped    bool
+		minS, maxS float64
+	}{
+		{"unfenced-pause", true, 0, 20},
+		{"fenced-none", false, 4, 10},
+	} {
+		res, err := reports.ReadResults(filepath.Join(out, suite.RunsDir, tc.name+"-seed1", tc.name, "latest"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := res.Health
+		if h == nil || h.RunS == nil || (len(h.StoppedBy) > 0) != tc.stopped || *h.RunS < tc.minS || *h.RunS > tc.maxS {
+			t.Fatalf("%s: health %+v; want stopped %v after %v–%v s", tc.name, h, tc.stopped, tc.minS, tc.maxS)
+		}
+		// A loaded machine may delay the coordinator; the stop itself
+		// must not read as clients or a final heal that fell short.
+		for _, p := range append(h.Problems, h.Undelivered...) {
+			if strings.Contains(p, "clients ran") || strings.Contains(p, "final heal") || strings.Contains(p, "never started") {
+				t.Errorf("%s: timing flagged: %s", tc.name, p)
+			}
+		}
 	}
 }
