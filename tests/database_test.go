@@ -1,0 +1,50 @@
+package tests
+
+import (
+	"testing"
+
+	"github.com/locktest/locktest/checker"
+	"github.com/locktest/locktest/history"
+	"github.com/locktest/locktest/reports"
+)
+
+// TestDatabaseLocks runs the connection-bound database locks people ship
+// against their real servers (suites/libraries.yaml has the rates over
+// seeds 1–5):
+//
+//   - postgres-advisory-pgbouncer loses mutual exclusion with no fault at
+//     all: in transaction pooling mode PgBouncer runs each statement on
+//     whichever server session is free, so the advisory lock is taken on one
+//     backend and the unlock often lands on another (it answers false, and
+//     the release fails), while every client lent the holding backend is
+//     granted the lock again.
+//   - mariadb-getlock is safe with no fault, and loses updates when the
+//     server restarts under a holder inside its critical section: the
+//     restart ends the holder's session and its lock with it, another client
+//     takes the lock, and the holder, told nothing, writes on.
+func TestDatabaseLocks(t *testing.T) {
+	// An unlock served by another backend answers false: the release
+	// fails although the client held the lock.
+	releaseFailed := func(t *testing.T, h runHistory, _ reports.Results) {
+		n := 0
+		for _, op := range h.ops {
+			if op.F == "release" && op.Outcome == history.Fail {
+				n++
+			}
+		}
+		if n == 0 {
+			t.Error("no release failed: every unlock found its lock, so no backend was mixed up")
+		}
+	}
+	runScenarios(t, []scenario{
+		{row: "database", impl: "postgres-advisory-pgbouncer", fault: "none", code: 1,
+			mutex: checker.Invalid, data: checker.Invalid,
+			check: releaseFailed},
+		{row: "database", impl: "mariadb-getlock", fault: "none", code: 0, mutex: checker.Valid, data: checker.Valid},
+		// Each strike right after a grant, holds longer than the server is
+		// down: the holder is still inside when the others get in again.
+		{row: "database", impl: "mariadb-getlock", fault: "kill-node", code: 1, mutex: checker.Invalid,
+			data: checker.Invalid, args: []string{"--fault-moment", "grant", "--hold-min", "2s", "--hold-max", "2s",
+				"--fault-duration", "1s"}},
+	}, "6s")
+}
