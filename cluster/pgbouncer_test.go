@@ -9,12 +9,14 @@ import (
 )
 
 // TestPgBouncer starts PostgreSQL and a PgBouncer in front of it through a
-// link, and checks that a client reaches the server through the pool, that
+// link, found without /usr/sbin in PATH, and checks that a client reaches the server through the pool, that
 // the pool does not run as root, and that it comes back after SIGKILL.
 func TestPgBouncer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real PostgreSQL and PgBouncer; run without -short")
 	}
+	// A user's PATH lacks /usr/sbin, where Debian puts pgbouncer.
+	t.Setenv("PATH", "/usr/bin:/bin")
 	c := New(t.TempDir())
 	defer c.Stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
