@@ -35,7 +35,7 @@ func init() {
 }
 
 // mariadbGetLock is MySQL's and MariaDB's user-level lock, the one Rails'
-// and Laravel's "with lock" helpers and many a cron guard use: GET_LOCK
+// MySQL adapter takes around migrations and django-mysql's Lock wraps: GET_LOCK
 // names a lock that belongs to the connection that took it, until
 // RELEASE_LOCK on that connection or the connection's end. Like
 // postgres-advisory it has no lease, so a paused holder keeps it; what
