@@ -10,10 +10,10 @@ import (
 	"strconv"
 )
 
-// MariaDBOSUser is the system user MariaDB's programs run as when the
+// mariadbOSUser is the system user MariaDB's programs run as when the
 // coordinator is root (Debian's mariadb-server creates it): mariadbd
 // refuses root unless told otherwise.
-const MariaDBOSUser = "mysql"
+const mariadbOSUser = "mysql"
 
 // mariadbConfig suits a server that lives for one test run: no grant
 // tables (any user, no password: it listens on loopback only), no flush at
@@ -27,8 +27,8 @@ var mariadbConfig = []string{
 	"--innodb-flush-log-at-trx-commit=0", "--innodb-buffer-pool-size=16M",
 }
 
-// MariaDBBinaries checks that mariadb-install-db and mariadbd are installed.
-func MariaDBBinaries() (install, server string, err error) {
+// mariadbBinaries checks that mariadb-install-db and mariadbd are installed.
+func mariadbBinaries() (install, server string, err error) {
 	if install, err = LookBinary("mariadb-install-db", "mariadb-server"); err != nil {
 		return "", "", err
 	}
@@ -40,10 +40,10 @@ func MariaDBBinaries() (install, server string, err error) {
 
 // StartMariaDB creates a data directory with mariadb-install-db in the
 // node's directory and starts mariadbd on a free loopback port. Under root
-// both run as MariaDBOSUser, who gets the node's directory. Clients
+// both run as mariadbOSUser, who gets the node's directory. Clients
 // connect as any user (see mariadbConfig).
 func (c *Cluster) StartMariaDB(ctx context.Context, name string) (*Node, error) {
-	install, server, err := MariaDBBinaries()
+	install, server, err := mariadbBinaries()
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +52,7 @@ func (c *Cluster) StartMariaDB(ctx context.Context, name string) (*Node, error) 
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: %w", dir, err)
 	}
-	if err := chownToRunAs(dir, MariaDBOSUser); err != nil {
+	if err := chownToRunAs(dir, mariadbOSUser); err != nil {
 		return nil, err
 	}
 	logf, err := os.Create(filepath.Join(dir, "install-db.log"))
@@ -60,7 +60,7 @@ func (c *Cluster) StartMariaDB(ctx context.Context, name string) (*Node, error) 
 		return nil, fmt.Errorf("create install-db log: %w", err)
 	}
 	defer logf.Close()
-	p, err := Start(Spec{Name: name + "-install-db", Path: install, Dir: dir, Log: logf, RunAs: MariaDBOSUser,
+	p, err := Start(Spec{Name: name + "-install-db", Path: install, Dir: dir, Log: logf, RunAs: mariadbOSUser,
 		Args: []string{"--no-defaults", "--datadir=" + data, "--skip-test-db", "--skip-name-resolve"}})
 	if err != nil {
 		return nil, err
@@ -76,7 +76,7 @@ func (c *Cluster) StartMariaDB(ctx context.Context, name string) (*Node, error) 
 	// --no-defaults must come first: no /etc/mysql configuration applies.
 	args := []string{"--no-defaults", "--datadir=" + data, "--port=" + strconv.Itoa(n.Port),
 		"--bind-address=" + c.backend.BindHost()}
-	n.spec = Spec{Path: server, Args: append(args, mariadbConfig...), RunAs: MariaDBOSUser}
+	n.spec = Spec{Path: server, Args: append(args, mariadbConfig...), RunAs: mariadbOSUser}
 	if err := c.add(ctx, n); err != nil {
 		return nil, err
 	}

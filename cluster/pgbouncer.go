@@ -9,8 +9,8 @@ import (
 	"strings"
 )
 
-// PgBouncerBinary checks that pgbouncer is installed.
-func PgBouncerBinary() (string, error) { return LookBinary("pgbouncer", "pgbouncer") }
+// pgbouncerBinary checks that pgbouncer is installed.
+func pgbouncerBinary() (string, error) { return LookBinary("pgbouncer", "pgbouncer") }
 
 // StartPgBouncer starts a PgBouncer on a free loopback port in front of the
 // PostgreSQL at upstream (a node, or a link to one), serving its database
@@ -24,7 +24,7 @@ func PgBouncerBinary() (string, error) { return LookBinary("pgbouncer", "pgbounc
 // bytes) and server_login_retry of 1 s instead of 15, so that after the
 // server restarts (kill-node) the pool logs in again within the run.
 func (c *Cluster) StartPgBouncer(ctx context.Context, name, upstream, poolMode string) (*Node, error) {
-	bin, err := PgBouncerBinary()
+	bin, err := pgbouncerBinary()
 	if err != nil {
 		return nil, err
 	}
