@@ -17,14 +17,18 @@ const mariadbOSUser = "mysql"
 
 // mariadbConfig suits a server that lives for one test run: no grant
 // tables (any user, no password: it listens on loopback only), no flush at
-// commit (a killed server keeps what the kernel has), a small buffer pool,
-// no host name lookups. The Unix socket's path is relative to the data
+// commit (a killed server keeps what the kernel has), a small buffer pool
+// neither dumped nor reloaded and a temporary tablespace of 1 MB instead of
+// 12 MB written out at each start (a restart after kill-node takes 0.16-0.28 s
+// instead of 0.36-0.38 s), no host name lookups. The Unix socket's path is relative to the data
 // directory, which mariadbd makes its working directory: a run
 // directory's path may exceed a socket path's 107 bytes. The log goes to
 // stderr, which is the node's log.
 var mariadbConfig = []string{
 	"--skip-grant-tables", "--skip-name-resolve", "--socket=mysqld.sock",
 	"--innodb-flush-log-at-trx-commit=0", "--innodb-buffer-pool-size=16M",
+	"--innodb-buffer-pool-load-at-startup=0", "--innodb-buffer-pool-dump-at-shutdown=0",
+	"--innodb-temp-data-file-path=ibtmp1:1M:autoextend",
 }
 
 // mariadbBinaries checks that mariadb-install-db and mariadbd are installed.
