@@ -53,11 +53,17 @@ func (c *Cluster) StartMariaDB(ctx context.Context, name string) (*Node, error) 
 	}
 	dir := filepath.Join(c.Dir, name)
 	data := filepath.Join(dir, "data")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("create %s: %w", dir, err)
+	// Its own directory for temporary tables: in the shared /tmp, a file
+	// of another server or of a cleaner vanished under a bootstrap once
+	// ("Could not remove temporary table", install-db failed).
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return nil, fmt.Errorf("create %s: %w", tmp, err)
 	}
-	if err := chownToRunAs(dir, mariadbOSUser); err != nil {
-		return nil, err
+	for _, d := range []string{dir, tmp} {
+		if err := chownToRunAs(d, mariadbOSUser); err != nil {
+			return nil, err
+		}
 	}
 	logf, err := os.Create(filepath.Join(dir, "install-db.log"))
 	if err != nil {
@@ -65,7 +71,7 @@ func (c *Cluster) StartMariaDB(ctx context.Context, name string) (*Node, error) 
 	}
 	defer logf.Close()
 	p, err := Start(Spec{Name: name + "-install-db", Path: install, Dir: dir, Log: logf, RunAs: mariadbOSUser,
-		Args: []string{"--no-defaults", "--datadir=" + data, "--skip-test-db", "--skip-name-resolve"}})
+		Args: []string{"--no-defaults", "--datadir=" + data, "--tmpdir=" + tmp, "--skip-test-db", "--skip-name-resolve"}})
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +84,7 @@ func (c *Cluster) StartMariaDB(ctx context.Context, name string) (*Node, error) 
 		return nil, err
 	}
 	// --no-defaults must come first: no /etc/mysql configuration applies.
-	args := []string{"--no-defaults", "--datadir=" + data, "--port=" + strconv.Itoa(n.Port),
+	args := []string{"--no-defaults", "--datadir=" + data, "--tmpdir=" + tmp, "--port=" + strconv.Itoa(n.Port),
 		"--bind-address=" + c.backend.BindHost()}
 	n.spec = Spec{Path: server, Args: append(args, mariadbConfig...), RunAs: mariadbOSUser}
 	if err := c.add(ctx, n); err != nil {
