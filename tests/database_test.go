@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/locktest/locktest/checker"
@@ -49,4 +50,21 @@ func TestDatabaseLocks(t *testing.T) {
 			data: checker.Invalid, args: []string{"--fault-moment", "grant", "--hold-min", "3s", "--hold-max", "3s",
 				"--fault-duration", "1s"}},
 	}, "6s")
+}
+
+// TestDatabaseLocksListed: locktest list impls names both, and locktest
+// version the servers they run on.
+func TestDatabaseLocksListed(t *testing.T) {
+	r := locktest(t, "list", "impls")
+	for _, want := range []string{"postgres-advisory-pgbouncer ", "mariadb-getlock "} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("locktest list impls lacks %q", want)
+		}
+	}
+	r = locktest(t, "version")
+	for _, want := range []string{"server    pgbouncer ", "server    mariadbd "} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("locktest version lacks %q:\n%s", want, r.stdout)
+		}
+	}
 }
