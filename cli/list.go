@@ -20,8 +20,12 @@ func cmdList(args []string, stdout, stderr io.Writer) int {
 	}
 	show := func(title string, rows [][2]string) {
 		fmt.Fprintln(stdout, title)
+		width := 22 // at least, so that short lists line up with long ones
 		for _, r := range rows {
-			fmt.Fprintf(stdout, "  %-22s %s\n", r[0], r[1])
+			width = max(width, len(r[0]))
+		}
+		for _, r := range rows {
+			fmt.Fprintf(stdout, "  %-*s %s\n", width, r[0], r[1])
 		}
 	}
 	var designs, wls, fs [][2]string

@@ -231,6 +231,11 @@ func LookBinary(binary, pkg string) (string, error) {
 		if len(found) > 0 {
 			return found[0], nil
 		}
+		// Daemons such as pgbouncer and mariadbd are in /usr/sbin, which
+		// only root's PATH has.
+		if path, err := exec.LookPath(filepath.Join("/usr/sbin", binary)); err == nil {
+			return path, nil
+		}
 	}
 	return "", &MissingBinaryError{Binary: binary, Package: pkg}
 }

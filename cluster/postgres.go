@@ -111,7 +111,7 @@ func chownToRunAs(dir, name string) error {
 	}
 	u, err := user.Lookup(name)
 	if err != nil {
-		return fmt.Errorf("user %s (created by Debian's postgresql package): %w", name, err)
+		return fmt.Errorf("user %s (created by the Debian package of the server): %w", name, err)
 	}
 	uid, _ := strconv.Atoi(u.Uid)
 	gid, _ := strconv.Atoi(u.Gid)

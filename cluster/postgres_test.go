@@ -29,19 +29,33 @@ func TestPostgres(t *testing.T) {
 	if err := pingPostgres(ctx, n.Addr()); err != nil {
 		t.Fatal(err)
 	}
+	assertNotRoot(t, n)
+	assertRestarts(ctx, t, n)
+}
+
+// assertNotRoot fails if the node's server runs as root while the test
+// does: servers that refuse root must run as their own user.
+func assertNotRoot(t *testing.T, n *Node) {
+	t.Helper()
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", n.Process().(*Process).Pid()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, line := range strings.Split(string(status), "\n") {
 		if uid, ok := strings.CutPrefix(line, "Uid:"); ok && os.Geteuid() == 0 && strings.Fields(uid)[0] == "0" {
-			t.Fatal("postgres runs as root")
+			t.Fatalf("%s runs as root", n.Name)
 		}
 	}
+}
+
+// assertRestarts kills the node and starts it again on its port and data,
+// as the kill-node fault does.
+func assertRestarts(ctx context.Context, t *testing.T, n *Node) {
+	t.Helper()
 	if err := n.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	if err := n.Start(ctx); err != nil {
-		t.Fatalf("restart after SIGKILL: %v", err)
+		t.Fatalf("restart %s after SIGKILL: %v", n.Name, err)
 	}
 }

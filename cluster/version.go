@@ -42,12 +42,13 @@ func serverVersion(binary string) (name, version string) {
 
 // versionNumber is the first dotted number a server prints about itself:
 // "Redis server v=7.0.15 sha=…", "etcd Version: 3.4.23",
-// "postgres (PostgreSQL) 15.18 (Debian …)", "zookeeper-3.8.0.jar".
+// "postgres (PostgreSQL) 15.18 (Debian …)", "PgBouncer 1.18.0",
+// "mariadbd  Ver 10.11.19-MariaDB-0+deb12u1 …", "zookeeper-3.8.0.jar".
 var versionNumber = regexp.MustCompile(`\d+\.\d+(\.\d+)*`)
 
 func askVersion(binary string) (name, version string) {
 	switch binary {
-	case "redis-server", "redis-sentinel", "etcd", "postgres":
+	case "redis-server", "redis-sentinel", "etcd", "postgres", "pgbouncer", "mariadbd":
 		path, err := LookBinary(binary, "")
 		if err != nil {
 			return binary, ""

@@ -27,9 +27,7 @@ func init() {
 			}
 			return Deployment{Nodes: []*cluster.Node{n}}, nil
 		},
-		New: func(cfg lock.Config) (lock.Lock, error) {
-			return &postgresAdvisory{pgSession: pgSession{cfg: cfg}, rng: seed.Stream(cfg.Seed, seed.Locks, cfg.Client)}, nil
-		},
+		New: func(cfg lock.Config) (lock.Lock, error) { return newPostgresAdvisory(cfg, ""), nil },
 	})
 }
 
@@ -44,6 +42,12 @@ type postgresAdvisory struct {
 	pgSession
 	rng *rand.Rand
 	seq int
+}
+
+// newPostgresAdvisory builds a client; params are appended to its
+// connection string (see pgSession).
+func newPostgresAdvisory(cfg lock.Config, params string) *postgresAdvisory {
+	return &postgresAdvisory{pgSession: pgSession{cfg: cfg, params: params}, rng: seed.Stream(cfg.Seed, seed.Locks, cfg.Client)}
 }
 
 // advisoryKey maps a lock name onto the bigint advisory-lock space.

@@ -65,9 +65,12 @@ func newPostgresUnique(cfg lock.Config) *postgresUnique {
 // pgSession is a client's one connection to PostgreSQL, opened on first
 // use and dropped after any error that leaves it unusable.
 type pgSession struct {
-	cfg  lock.Config
-	conn *pgx.Conn // nil until connected, and after a connection broke
-	cmds atomic.Int64
+	cfg lock.Config
+	// params are appended to the connection string: what the client must
+	// set to speak through a pooler (see postgres-advisory-pgbouncer).
+	params string
+	conn   *pgx.Conn // nil until connected, and after a connection broke
+	cmds   atomic.Int64
 }
 
 // Commands counts the SQL statements sent.
@@ -91,7 +94,7 @@ func (l *pgSession) do(ctx context.Context, fn func(ctx context.Context, c *pgx.
 	ctx, cancel := context.WithTimeout(ctx, l.cfg.IOTimeout)
 	defer cancel()
 	if l.conn == nil {
-		conn, err := pgx.Connect(ctx, cluster.PostgresURL(l.cfg.Nodes[0]))
+		conn, err := pgx.Connect(ctx, cluster.PostgresURL(l.cfg.Nodes[0])+l.params)
 		if err != nil {
 			return lock.Definite(fmt.Errorf("postgres: connect: %w", err))
 		}

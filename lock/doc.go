@@ -6,7 +6,7 @@
 //
 // It stands apart from impls, which holds the registry and the built-in
 // designs, because impls starts servers: it pulls in the cluster package and
-// the Redis, etcd, ZooKeeper and PostgreSQL clients. A lock written against
+// the Redis, etcd, ZooKeeper, PostgreSQL and MySQL clients. A lock written against
 // docs/go-api.md needs none of that to compile, test or vendor its client,
 // so this package imports only the standard library and the clock package
 // (itself pure). Keep it that way: nothing here may import server, container
