@@ -112,8 +112,11 @@ type Report struct {
 	Points     []Point     `json:"points"`
 	Outcome    Outcome     `json:"outcome"`
 	References []Reference `json:"references,omitempty"`
-	Runs       int         `json:"runs"`
-	Elapsed    float64     `json:"elapsed_s"`
+	// Started orders sweeps of the same design and fault: a comparison
+	// shows the newest.
+	Started time.Time `json:"started"`
+	Runs    int       `json:"runs"`
+	Elapsed float64   `json:"elapsed_s"`
 	// Interrupted: stopped by the user; the outcome is what was known.
 	Interrupted bool   `json:"interrupted,omitempty"`
 	Dir         string `json:"dir"`
@@ -141,7 +144,7 @@ func Sweep(ctx context.Context, o Options) (*Report, error) {
 		return nil, fmt.Errorf("create envelope dir: %w", err)
 	}
 	rep := &Report{Impl: o.Base.Impl, Workload: o.Base.Workload, TTL: o.Base.TTL, Clients: o.Base.Clients,
-		Plan: plan, References: plan.References(), Dir: o.Out}
+		Plan: plan, References: plan.References(), Dir: o.Out, Started: start}
 	for i := range o.Seeds {
 		rep.Seeds = append(rep.Seeds, o.Base.Seed+int64(i))
 	}

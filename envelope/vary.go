@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locktest/locktest/cluster"
 	"github.com/locktest/locktest/faults"
 	"github.com/locktest/locktest/impls"
 	"github.com/locktest/locktest/runner"
@@ -169,6 +170,16 @@ func NewPlan(fault string, v Vary, d impls.Design) Plan {
 	if f, err := faults.Lookup(fault); err == nil && s.target == "" {
 		if tf, ok := f.(faults.Targeted); ok {
 			_, s.target = tf.Targets()
+		}
+	}
+	if v == VaryClock && (fault == "clock-bump" || fault == "clock-strobe") {
+		// A server's clock decides a lease only where the lock lives: jump
+		// every server that holds it (the primary of a replicated design,
+		// each node of Redlock), not one drawn at random among replicas
+		// and Sentinels, which would make a safe point no try at all.
+		s.target = cluster.RoleLock
+		if slices.Contains(d.Roles, cluster.RolePrimary) {
+			s.target = cluster.RolePrimary
 		}
 	}
 	p := Plan{Fault: fault, Vary: v, Unit: "TTL", Lo: 0.25, Hi: 4, Tol: 0.1, Target: s.target, Moment: s.moment,

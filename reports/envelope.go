@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -44,9 +45,10 @@ type Envelope struct {
 		Unsafe    *float64 `json:"unsafe"`
 		Converged bool     `json:"converged"`
 	} `json:"outcome"`
-	Runs        int     `json:"runs"`
-	Elapsed     float64 `json:"elapsed_s"`
-	Interrupted bool    `json:"interrupted"`
+	Runs        int       `json:"runs"`
+	Elapsed     float64   `json:"elapsed_s"`
+	Started     time.Time `json:"started"`
+	Interrupted bool      `json:"interrupted"`
 	// Dir is where the sweep was found.
 	Dir string `json:"dir"`
 }
@@ -197,8 +199,7 @@ type Envelopes struct {
 }
 
 // NewEnvelopes groups sweeps into columns by fault, magnitude and
-// settings, keeping the newest sweep of each design in a column (sweep
-// directories are named by their start time).
+// settings, keeping the newest sweep of each design in a column.
 func NewEnvelopes(sweeps []Envelope) Envelopes {
 	var t Envelopes
 	perFault := map[string][]string{}
@@ -224,7 +225,7 @@ func NewEnvelopes(sweeps []Envelope) Envelopes {
 		k := cellKey{e.Impl, col.key}
 		if i, ok := newest[k]; ok {
 			old := t.Sweeps[i]
-			if filepath.Base(e.Dir) > filepath.Base(old.Dir) {
+			if e.Started.After(old.Started) || (e.Started.Equal(old.Started) && filepath.Base(e.Dir) > filepath.Base(old.Dir)) {
 				old, t.Sweeps[i] = e, e
 			}
 			t.Notes = append(t.Notes, fmt.Sprintf("%s under %s was swept more than once; the newest sweep is shown, not %s", e.Impl, col, old.Dir))
