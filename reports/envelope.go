@@ -70,6 +70,7 @@ type EnvelopePoint struct {
 	Magnitude float64           `json:"magnitude"`
 	State     string            `json:"state"`
 	Unsafe    int               `json:"unsafe"`
+	Unfair    int               `json:"unfair"`
 	Runs      []json.RawMessage `json:"runs"`
 }
 
@@ -132,22 +133,53 @@ func (e Envelope) Survived() (headline, detail string) {
 		}
 		return fmt.Sprintf(" (%d/%d seeds lost updates)", p.Unsafe, len(p.Runs))
 	}
+	// The edge between the two: how each side's seeds went.
+	between := func() string {
+		return "safe at " + e.label(*o.Safe) + seeds(o.Safe) + ", unsafe at " + e.label(*o.Unsafe) + seeds(o.Unsafe)
+	}
 	switch {
 	case e.Interrupted:
 		return "interrupted", "the sweep was stopped before it concluded"
 	case o.Finding == "boundary" && o.Safe != nil && o.Unsafe != nil:
-		detail = "safe at " + e.label(*o.Safe) + seeds(o.Safe) + ", unsafe at " + e.label(*o.Unsafe) + seeds(o.Unsafe)
 		if !o.Converged {
 			// The point budget ran out: the edge is somewhere in between.
-			return e.label(*o.Safe) + " – " + e.label(*o.Unsafe), detail + "; the bracket is wider than the sweep's tolerance"
+			return e.label(*o.Safe) + " – " + e.label(*o.Unsafe), between()
 		}
-		return "≤ " + e.label(*o.Safe), detail
+		return "≤ " + e.label(*o.Safe), between()
 	case o.Finding == "none" && o.Safe != nil:
 		return "≥ " + e.label(*o.Safe), "no update lost up to " + e.label(*o.Safe) + seeds(o.Safe) + ", the largest tried"
 	case o.Finding == "below" && o.Unsafe != nil:
 		return "< " + e.label(*o.Unsafe), "unsafe already at " + e.label(*o.Unsafe) + seeds(o.Unsafe) + ", the smallest tried"
 	}
-	return "unknown", "a point gave no answer (a run failed or saw no strike): see " + filepath.Join(e.Dir, "summary.txt")
+	for _, p := range e.Points {
+		if p.State == "unknown" {
+			return "unknown", fmt.Sprintf("no answer at %s: %d of %d seeds gave none (%s)", e.label(p.Magnitude), p.Unfair, len(p.Runs), p.why())
+		}
+	}
+	return "unknown", "the sweep did not conclude"
+}
+
+// why says why a point's first unanswered seed gave no answer.
+func (p EnvelopePoint) why() string {
+	for _, raw := range p.Runs {
+		var r struct {
+			Verdict string `json:"verdict"`
+			Strikes int    `json:"strikes"`
+			Error   string `json:"error"`
+		}
+		if json.Unmarshal(raw, &r) != nil {
+			continue
+		}
+		switch {
+		case r.Error != "":
+			return r.Error
+		case r.Strikes == 0:
+			return "the fault never struck"
+		case r.Verdict != "valid" && r.Verdict != "invalid":
+			return "the run's verdict was " + r.Verdict + ": its summary says why"
+		}
+	}
+	return "no run said why"
 }
 
 // Outcome is the sweep's verdict at the largest magnitude it tried.
@@ -161,11 +193,12 @@ func (e Envelope) outcome() Outcome {
 	return Undecided
 }
 
-// EnvelopeColumn is a fault swept with one magnitude and the same
+// EnvelopeColumn is a fault swept by one kind of size with the same
 // settings: sweeps in one column are compared like with like.
 type EnvelopeColumn struct {
 	Fault string `json:"fault"`
-	Vary  string `json:"vary"`
+	// Vary is the kind of size: pause, delay, clock or clock rate.
+	Vary string `json:"vary"`
 	// Settings are the sweeps' TTL, clients and workload, said when the
 	// column's fault was swept with other settings too.
 	Settings string `json:"settings,omitempty"`
@@ -204,7 +237,7 @@ func NewEnvelopes(sweeps []Envelope) Envelopes {
 	var t Envelopes
 	perFault := map[string][]string{}
 	for _, e := range sweeps {
-		k := e.Plan.Fault + "/" + e.Plan.Vary
+		k := e.faultKey()
 		if !slices.Contains(perFault[k], e.settings()) {
 			perFault[k] = append(perFault[k], e.settings())
 		}
@@ -212,8 +245,8 @@ func NewEnvelopes(sweeps []Envelope) Envelopes {
 	type cellKey struct{ design, column string }
 	newest := map[cellKey]int{}
 	for _, e := range sweeps {
-		col := EnvelopeColumn{Fault: e.Plan.Fault, Vary: e.Plan.Vary, key: e.Plan.Fault + "/" + e.Plan.Vary + "/" + e.settings()}
-		if len(perFault[e.Plan.Fault+"/"+e.Plan.Vary]) > 1 {
+		col := EnvelopeColumn{Fault: e.Plan.Fault, Vary: faultClass(e.Plan.Vary), key: e.columnKey()}
+		if len(perFault[e.faultKey()]) > 1 {
 			col.Settings = e.settings()
 		}
 		if !slices.ContainsFunc(t.Columns, func(c EnvelopeColumn) bool { return c.key == col.key }) {
@@ -235,14 +268,29 @@ func NewEnvelopes(sweeps []Envelope) Envelopes {
 		t.Sweeps = append(t.Sweeps, e)
 	}
 	sort.Strings(t.Designs)
-	sort.Slice(t.Columns, func(i, j int) bool { return t.Columns[i].key < t.Columns[j].key })
+	// Pauses, then delays, then clocks: the order the argument goes in.
+	order := []string{"pause", "delay", "clock", "clock rate"}
+	sort.Slice(t.Columns, func(i, j int) bool {
+		a, b := t.Columns[i], t.Columns[j]
+		if ca, cb := slices.Index(order, a.Vary), slices.Index(order, b.Vary); ca != cb {
+			return ca < cb
+		}
+		return a.key < b.key
+	})
 	return t
 }
+
+// faultKey is the fault a sweep grew and the kind of size: a lock-delay
+// sweep grows a pause like any other, and sits in the same column.
+func (e Envelope) faultKey() string { return e.Plan.Fault + "/" + faultClass(e.Plan.Vary) }
+
+// columnKey adds the settings sweeps must share to be compared.
+func (e Envelope) columnKey() string { return e.faultKey() + "/" + e.settings() }
 
 // Sweep returns a design's sweep in a column.
 func (t Envelopes) Sweep(design string, col EnvelopeColumn) (Envelope, bool) {
 	for _, e := range t.Sweeps {
-		if e.Impl == design && e.Plan.Fault+"/"+e.Plan.Vary+"/"+e.settings() == col.key {
+		if e.Impl == design && e.columnKey() == col.key {
 			return e, true
 		}
 	}
