@@ -3,6 +3,7 @@ package tests
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -33,7 +34,8 @@ const (
 // a plain loop, so both loops see the same load however it drifts: the
 // machine this runs on is shared, and two loops measured minutes apart gave
 // ratios from 0.14× to 0.42×. Run with -benchtime=3x for three pairs; the
-// ratio metric is the harness's total rate over the plain loop's.
+// ratio metric is the harness's total rate over the plain loop's; ratio-min
+// and ratio-max are the extremes of single pairs, the noise.
 func BenchmarkLockCycles(b *testing.B) {
 	c := cluster.New(b.TempDir())
 	defer c.Stop()
@@ -42,6 +44,7 @@ func BenchmarkLockCycles(b *testing.B) {
 		b.Fatal(err)
 	}
 	var harness, plain float64
+	lo, hi := math.Inf(1), 0.0
 	pair := 0
 	for b.Loop() {
 		h := harnessCycles(b)
@@ -50,10 +53,13 @@ func BenchmarkLockCycles(b *testing.B) {
 		b.Logf("pair %d: harness %.0f cycles/s, plain %.0f cycles/s, ratio %.2f", pair, h, p, h/p)
 		harness += h
 		plain += p
+		lo, hi = min(lo, h/p), max(hi, h/p)
 	}
 	b.ReportMetric(harness/float64(pair), "harness-cycles/s")
 	b.ReportMetric(plain/float64(pair), "plain-cycles/s")
 	b.ReportMetric(harness/plain, "ratio")
+	b.ReportMetric(lo, "ratio-min")
+	b.ReportMetric(hi, "ratio-max")
 }
 
 // harnessCycles runs locktest for benchRun and returns the releases it
