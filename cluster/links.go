@@ -5,20 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"net"
-	"os"
-	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
-	"github.com/Shopify/toxiproxy/v2/stream"
 	"github.com/Shopify/toxiproxy/v2/toxics"
 	"github.com/rs/zerolog"
 )
@@ -28,16 +21,8 @@ import (
 // Addr instead of the server, so a fault can slow, cut or reset exactly this
 // path and nothing else. It works for any TCP protocol.
 //
-// The effects are toxiproxy's, run inside the coordinator through its Go
-// types: no HTTP API, no extra port, and errors come back as values. Its
-// path costs every chunk a hop through a chain of goroutines, though,
-// which was a third of the coordinator's CPU in a fast run. So a link
-// relays a connection itself, with io.Copy between the two TCP sockets
-// (splice(2) on Linux), while the link has no effect, and hands it to
-// toxiproxy's path the moment an effect is added: the copies are stopped
-// by a read deadline at a byte boundary, and toxiproxy reads on from there.
-// A connection stays on toxiproxy's path once handed over; the links
-// accepted after the last effect was removed are relayed directly again.
+// Links are toxiproxy proxies run inside the coordinator through toxiproxy's
+// Go types: no HTTP API, no extra port, and errors come back as values.
 type Link struct {
 	// Name is "FROM:TO" by convention: FROM is who dials (a client "c0" or
 	// a node name), TO the server dialed.
@@ -45,31 +30,11 @@ type Link struct {
 	From, To string
 	Upstream string
 
-	proxy  *toxiproxy.Proxy // its Toxics only: the link accepts itself
-	server *toxiproxy.ApiServer
-	ln     net.Listener
-	served sync.WaitGroup // the accept loop
-	// mu orders adding an effect against accepting a connection, so a
-	// connection is relayed directly only while the link has no effect.
-	mu    sync.Mutex
-	conns []*linkConn // open or recently closed connections
+	proxy *toxiproxy.Proxy
 	// bypass, if set, closes the connections between From and To that
 	// do not go through the link (see StartZooKeeper): Cut calls it once
 	// the link is cut, so nothing crosses the partition.
 	bypass func() error
-}
-
-// linkConn is one connection through a link: the dialing side's and the
-// link's own to the upstream.
-type linkConn struct {
-	id               string
-	client, upstream *net.TCPConn
-	// direct: relayed by the link itself, not yet handed to toxiproxy.
-	direct bool
-	// handing is set before the read deadlines that stop the copies, so
-	// that they tell a hand-over from an error.
-	handing atomic.Bool
-	copies  sync.WaitGroup // each direction's copy, until it ended or handed over
 }
 
 // LinkName names the link on which from dials to.
@@ -103,125 +68,21 @@ func (c *Cluster) Link(name, upstream string) (*Link, error) {
 	if err != nil {
 		return nil, fmt.Errorf("link %s: %w", name, err)
 	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
-	if err != nil {
+	p := toxiproxy.NewProxy(c.links.server, name, net.JoinHostPort(host, "0"), upstream)
+	if err := p.Start(); err != nil {
 		return nil, fmt.Errorf("link %s: %w", name, err)
 	}
-	l := &Link{Name: name, From: from, To: to, Upstream: upstream, ln: ln, server: c.links.server,
-		proxy: toxiproxy.NewProxy(c.links.server, name, ln.Addr().String(), upstream)}
+	l := &Link{Name: name, From: from, To: to, Upstream: upstream, proxy: p}
 	c.links.mu.Lock()
 	defer c.links.mu.Unlock()
 	for _, o := range c.links.all {
 		if o.Name == name {
-			ln.Close()
+			p.Stop()
 			return nil, fmt.Errorf("link %s: already exists", name)
 		}
 	}
 	c.links.all = append(c.links.all, l)
-	l.served.Add(1)
-	go l.accept()
 	return l, nil
-}
-
-// accept serves the link's connections until its listener closes.
-func (l *Link) accept() {
-	defer l.served.Done()
-	for n := 0; ; n++ {
-		c, err := l.ln.Accept()
-		if err != nil {
-			return // closed by stop
-		}
-		// The dial goes straight to the upstream, never through effects:
-		// a cut link accepts and connects, and then drops the bytes.
-		up, err := net.DialTimeout("tcp", l.Upstream, 5*time.Second)
-		if err != nil {
-			slog.Debug("link: dial upstream", "link", l.Name, "err", err)
-			c.Close()
-			continue
-		}
-		l.serve(&linkConn{id: strconv.Itoa(n), client: c.(*net.TCPConn), upstream: up.(*net.TCPConn)})
-	}
-}
-
-// serve relays lc directly while the link has no effect, else through
-// toxiproxy.
-func (l *Link) serve(lc *linkConn) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	// Forget the connections that ended, whichever path they took: both
-	// sockets closed.
-	l.conns = slices.DeleteFunc(l.conns, func(o *linkConn) bool { return closed(o.client) && closed(o.upstream) })
-	l.conns = append(l.conns, lc)
-	if len(l.Toxics()) > 0 {
-		l.toxify(lc, lc.client, lc.upstream, stream.Upstream)
-		l.toxify(lc, lc.upstream, lc.client, stream.Downstream)
-		return
-	}
-	lc.direct = true
-	lc.copies.Add(2)
-	go l.relay(lc, lc.client, lc.upstream, stream.Upstream)
-	go l.relay(lc, lc.upstream, lc.client, stream.Downstream)
-}
-
-// relay copies src to dst until either side ends, then closes both, as
-// toxiproxy does; or, stopped by handOver, hands the rest to toxiproxy.
-func (l *Link) relay(lc *linkConn, src, dst *net.TCPConn, dir stream.Direction) {
-	defer lc.copies.Done()
-	_, err := io.Copy(dst, src)
-	if lc.handing.Load() && errors.Is(err, os.ErrDeadlineExceeded) {
-		if err := src.SetReadDeadline(time.Time{}); err == nil {
-			l.toxify(lc, src, dst, dir)
-			return
-		}
-	}
-	lc.client.Close()
-	lc.upstream.Close()
-}
-
-// toxify sends src to dst through toxiproxy's chain of effects.
-func (l *Link) toxify(lc *linkConn, src, dst *net.TCPConn, dir stream.Direction) {
-	l.proxy.Toxics.StartLink(l.server, lc.id+dir.String(), src, dst, dir)
-}
-
-// handOver moves the directly relayed connections to toxiproxy's path and
-// returns once they are on it, so that an effect added next acts on every
-// connection; l.mu held. A byte the copy read has been written on: the
-// deadline stops splice(2) only while it waits to read.
-func (l *Link) handOver() {
-	var moved []*linkConn
-	for _, lc := range l.conns {
-		if !lc.direct {
-			continue
-		}
-		lc.direct = false
-		lc.handing.Store(true)
-		// An error means the socket is closed: its copy ends on its own.
-		_ = lc.client.SetReadDeadline(time.Now())
-		_ = lc.upstream.SetReadDeadline(time.Now())
-		moved = append(moved, lc)
-	}
-	for _, lc := range moved {
-		lc.copies.Wait()
-	}
-}
-
-// closed reports whether c was closed (by this side).
-func closed(c *net.TCPConn) bool {
-	rc, err := c.SyscallConn()
-	return err != nil || rc.Control(func(uintptr) {}) != nil
-}
-
-// stop closes the listener and every connection through the link.
-func (l *Link) stop() {
-	l.ln.Close()
-	l.served.Wait()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, lc := range l.conns {
-		lc.client.Close()
-		lc.upstream.Close()
-	}
-	l.conns = nil
 }
 
 // Links returns every link, sorted by name.
@@ -239,12 +100,12 @@ func (c *Cluster) closeLinks() {
 	c.links.all = nil
 	c.links.mu.Unlock()
 	for _, l := range all {
-		l.stop()
+		l.proxy.Stop()
 	}
 }
 
 // Addr is the address the dialing side connects to.
-func (l *Link) Addr() string { return l.ln.Addr().String() }
+func (l *Link) Addr() string { return l.proxy.Listen }
 
 // Effects are toxics named "OWNER/EFFECT": faults that overlap on one link
 // (latency and a cut, say) each add and remove only their own.
@@ -308,9 +169,6 @@ func (l *Link) Toxics() []string {
 }
 
 func (l *Link) add(name, typ, stream string, attrs map[string]int64) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.handOver()
 	spec, err := json.Marshal(map[string]any{"name": name, "type": typ, "stream": stream, "toxicity": 1.0, "attributes": attrs})
 	if err != nil {
 		return err
