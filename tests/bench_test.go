@@ -30,12 +30,18 @@ const (
 
 // BenchmarkLockCycles compares lock cycles per second driven through the
 // whole harness (worker processes, history, checks) with a plain go-redis
-// loop in one process. Each iteration is one pair, a harness run and then
-// a plain loop, so both loops see the same load however it drifts: the
-// machine this runs on is shared, and two loops measured minutes apart gave
-// ratios from 0.14× to 0.42×. Run with -benchtime=3x for three pairs; the
-// ratio metric is the harness's total rate over the plain loop's; ratio-min
-// and ratio-max are the extremes of single pairs, the noise.
+// loop in one process. Each iteration runs the loops one after the other,
+// so all of them see the same load however it drifts: the machine this
+// runs on is shared, and loops measured minutes apart gave ratios from
+// 0.14× to 0.42×. Run with -benchtime=3x for three iterations.
+//
+// The harness runs twice per iteration: as a control run (--fault none),
+// whose clients dial the server directly, and with a link fault that
+// changes nothing (latency 0 ms), whose clients go through the links as in
+// every run with link faults. ratio is the control run's total rate over
+// the plain loop's, ratio-min and ratio-max the extremes of single
+// iterations (the noise), ratio-linked the linked run's total rate over
+// the plain loop's.
 func BenchmarkLockCycles(b *testing.B) {
 	c := cluster.New(b.TempDir())
 	defer c.Stop()
@@ -43,32 +49,37 @@ func BenchmarkLockCycles(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var harness, plain float64
+	var harness, linked, plain float64
 	lo, hi := math.Inf(1), 0.0
-	pair := 0
+	n := 0
 	for b.Loop() {
 		h := harnessCycles(b)
+		l := harnessCycles(b, "--fault", "latency", "--latency", "0s", "--jitter", "0s")
 		p := plainCycles(b, node.Addr())
-		pair++
-		b.Logf("pair %d: harness %.0f cycles/s, plain %.0f cycles/s, ratio %.2f", pair, h, p, h/p)
+		n++
+		b.Logf("iteration %d: harness %.0f cycles/s, linked %.0f, plain %.0f; ratio %.2f, linked %.2f", n, h, l, p, h/p, l/p)
 		harness += h
+		linked += l
 		plain += p
 		lo, hi = min(lo, h/p), max(hi, h/p)
 	}
-	b.ReportMetric(harness/float64(pair), "harness-cycles/s")
-	b.ReportMetric(plain/float64(pair), "plain-cycles/s")
+	b.ReportMetric(harness/float64(n), "harness-cycles/s")
+	b.ReportMetric(linked/float64(n), "linked-cycles/s")
+	b.ReportMetric(plain/float64(n), "plain-cycles/s")
 	b.ReportMetric(harness/plain, "ratio")
 	b.ReportMetric(lo, "ratio-min")
 	b.ReportMetric(hi, "ratio-max")
+	b.ReportMetric(linked/plain, "ratio-linked")
 }
 
-// harnessCycles runs locktest for benchRun and returns the releases it
-// recorded per second of history.
-func harnessCycles(b *testing.B) float64 {
+// harnessCycles runs locktest for benchRun with the extra flags and returns
+// the releases it recorded per second of history.
+func harnessCycles(b *testing.B, extra ...string) float64 {
 	store := filepath.Join(b.TempDir(), "store")
-	r := locktestIn(b, store, "run", "--impl", "redis-single", "--workload", "mutex",
+	args := append([]string{"run", "--impl", "redis-single", "--workload", "mutex",
 		"--clients", fmt.Sprint(benchClients), "--keys", fmt.Sprint(benchKeys), "--duration", benchRun.String(),
-		"--hold-min", "0s", "--hold-max", "0s", "--retry-min", "1ms", "--retry-jitter", "1ms")
+		"--hold-min", "0s", "--hold-max", "0s", "--retry-min", "1ms", "--retry-jitter", "1ms"}, extra...)
+	r := locktestIn(b, store, args...)
 	if r.code != 0 {
 		b.Fatalf("harness run exit %d: %s", r.code, r.stderr)
 	}
