@@ -145,7 +145,7 @@ func (w *Writer) Append(r Record) Record {
 	r.Index = w.next
 	w.next++
 	if w.closed {
-		w.fail(errors.New("write history: append after close"))
+		w.fail(errors.New("append after close"))
 		return r
 	}
 	w.fail(w.enc.Encode(r))
