@@ -19,6 +19,7 @@ type serverClock struct{}
 
 func (serverClock) Targets() (Targets, string) { return NodeTargets, "node" }
 func (serverClock) MovesServerClocks()         {}
+func (serverClock) LinkFree()                  {}
 
 func (serverClock) Applies(d impls.Design, _ string) error {
 	for bin := range d.Binaries {

@@ -110,6 +110,27 @@ type ServerClocks interface {
 	MovesServerClocks()
 }
 
+// LinkFree is implemented by faults that never act on a link between a
+// client and a server: they stop, kill or skew processes and clocks. A run
+// whose faults all are has its clients dial the servers directly, because
+// a link costs every round trip a hop through the coordinator (a quarter
+// of the harness's lock cycles per second). A fault that does not say so
+// gets the links: a new fault is never silently left without them.
+type LinkFree interface {
+	LinkFree()
+}
+
+// NeedClientLinks reports whether any of fs may act on the links between
+// clients and servers.
+func NeedClientLinks(fs []Fault) bool {
+	for _, f := range fs {
+		if _, free := f.(LinkFree); !free {
+			return true
+		}
+	}
+	return false
+}
+
 // Wait sleeps for a seeded random quiet time around Interval, or until ctx
 // ends (returning false).
 func (e *Env) Wait(ctx context.Context) bool {

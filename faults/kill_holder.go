@@ -18,6 +18,7 @@ func init() { Register(killHolder{}) }
 type killHolder struct{}
 
 func (killHolder) Name() string { return "kill-holder" }
+func (killHolder) LinkFree()    {}
 func (killHolder) Description() string {
 	return "SIGKILL the client holding the lock, restart it after the fault duration; measures the time to the next acquire"
 }

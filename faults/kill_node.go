@@ -18,6 +18,7 @@ func init() { Register(killNode{}) }
 type killNode struct{}
 
 func (killNode) Name() string { return "kill-node" }
+func (killNode) LinkFree()    {}
 func (killNode) Description() string {
 	return "SIGKILL servers, restart them after the fault duration (with their data only under --persist)"
 }

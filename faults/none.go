@@ -15,3 +15,4 @@ func (none) Name() string                          { return "none" }
 func (none) Description() string                   { return "no fault: the control run" }
 func (none) Applies(impls.Design, string) error    { return nil }
 func (none) Run(ctx context.Context, _ *Env) error { <-ctx.Done(); return nil }
+func (none) LinkFree()                             {}

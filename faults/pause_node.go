@@ -15,6 +15,7 @@ func init() { Register(pauseNode{}) }
 type pauseNode struct{}
 
 func (pauseNode) Name() string { return "pause-node" }
+func (pauseNode) LinkFree()    {}
 func (pauseNode) Description() string {
 	return "SIGSTOP servers for the fault duration, then SIGCONT"
 }

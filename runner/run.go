@@ -281,7 +281,19 @@ func (r *run) execute(ctx context.Context) (bool, error) {
 		r.keys[i] = fmt.Sprintf("lock-%d", i)
 	}
 	// Every client reaches every server and the resource through its own
-	// link, so a fault can slow or cut exactly one path.
+	// link, so a fault can slow or cut exactly one path; or, when no fault
+	// of the run acts on links, directly (see faults.LinkFree).
+	linked := faults.NeedClientLinks(cfg.Faults)
+	dial := func(client int, n *cluster.Node) (string, error) {
+		if !linked {
+			return n.Addr(), nil
+		}
+		l, err := r.cluster.Link(cluster.LinkName(fmt.Sprintf("c%d", client), n.Name), n.Addr())
+		if err != nil {
+			return "", err
+		}
+		return l.Addr(), nil
+	}
 	var wcs []WorkerConfig
 	for i := range cfg.Clients {
 		wc := WorkerConfig{Client: i, Impl: cfg.Impl, Workload: cfg.Workload.Name, Lock: lockCfg, Keys: r.keys,
@@ -289,18 +301,18 @@ func (r *run) execute(ctx context.Context) (bool, error) {
 		wc.Lock.Client = i
 		wc.Lock.Nodes = nil
 		for _, n := range dep.Nodes {
-			l, err := r.cluster.Link(cluster.LinkName(fmt.Sprintf("c%d", i), n.Name), n.Addr())
+			addr, err := dial(i, n)
 			if err != nil {
 				return false, err
 			}
-			wc.Lock.Nodes = append(wc.Lock.Nodes, l.Addr())
+			wc.Lock.Nodes = append(wc.Lock.Nodes, addr)
 		}
 		if resource != nil {
-			l, err := r.cluster.Link(cluster.LinkName(fmt.Sprintf("c%d", i), resource.Name), resource.Addr())
+			addr, err := dial(i, resource)
 			if err != nil {
 				return false, err
 			}
-			wc.Resource = l.Addr()
+			wc.Resource = addr
 		}
 		wcs = append(wcs, wc)
 	}
