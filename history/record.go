@@ -162,6 +162,18 @@ func (w *Writer) Append(r Record) Record {
 	return r
 }
 
+// Flush writes what is buffered now: a mark a reader of the live file is
+// about to look for (the run's start, which a progress display times the
+// run from) must not wait for the timer.
+func (w *Writer) Flush() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.closed {
+		w.fail(w.bw.Flush())
+	}
+	return w.err
+}
+
 // flushLater is the timer's flush of what Append buffered.
 func (w *Writer) flushLater() {
 	w.mu.Lock()

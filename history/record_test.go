@@ -68,3 +68,22 @@ func TestOpsPairsAndOpenOpsAreInfo(t *testing.T) {
 		t.Fatalf("unhealed fault %+v", fs)
 	}
 }
+
+// TestFlushWritesNow: a record is buffered until the timer or Close, but
+// Flush puts it in the file at once, for a reader about to look for it.
+func TestFlushWritesNow(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "history.jsonl")
+	w, err := Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	w.Append(Record{Process: NemesisProcess, Type: RunStart, F: "run", Time: 1})
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := ReadFile(path)
+	if err != nil || len(recs) != 1 || recs[0].Type != RunStart {
+		t.Fatalf("after Flush the file holds %v (%v), want the run-start record", recs, err)
+	}
+}

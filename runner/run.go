@@ -338,6 +338,10 @@ func (r *run) execute(ctx context.Context) (bool, error) {
 	// The nemesis: each fault on its own schedule until the duration ends.
 	r.hist.Append(history.Record{Process: history.NemesisProcess, Type: history.RunStart, F: "run",
 		Asked: int64(cfg.Duration), Time: clock.Mono()})
+	// The display times the run from this mark: on disk before it looks.
+	if err := r.hist.Flush(); err != nil {
+		return false, err
+	}
 	r.obs.phase(live.Running, r.dir)
 	nctx, cancel := context.WithTimeout(ctx, time.Duration(cfg.Duration))
 	defer cancel()
