@@ -56,16 +56,9 @@ func cmdCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprint(fs.Output(), compareUsage)
 		fs.PrintDefaults()
 	}
-	// Flags may come before or after the directories.
-	var paths []string
-	for rest := args; ; {
-		if code, ok := parse(fs, rest, stdout, stderr); !ok {
-			return code
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		paths, rest = append(paths, fs.Arg(0)), fs.Args()[1:]
+	paths, code, ok := parsePositional(fs, args, stdout, stderr)
+	if !ok {
+		return code
 	}
 	if *campaign != "" {
 		if len(paths) > 0 || *latest {

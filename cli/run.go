@@ -102,6 +102,24 @@ func parse(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (int, bool
 	return 0, true
 }
 
+// parsePositional parses flags placed before, between or after the
+// positional arguments (locktest compare store --out cmp) and returns the
+// positional ones. parse silences the usage; each round restores it.
+func parsePositional(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) ([]string, int, bool) {
+	usage := fs.Usage
+	var pos []string
+	for rest := args; ; {
+		fs.Usage = usage
+		if code, ok := parse(fs, rest, stdout, stderr); !ok {
+			return nil, code, false
+		}
+		if fs.NArg() == 0 {
+			return pos, 0, true
+		}
+		pos, rest = append(pos, fs.Arg(0)), fs.Args()[1:]
+	}
+}
+
 func verdictCode(v checker.Verdict) int {
 	switch v {
 	case checker.Valid:

@@ -33,16 +33,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprint(fs.Output(), serveUsage)
 		fs.PrintDefaults()
 	}
-	// The store may come before or after the flags.
-	var paths []string
-	for rest := args; ; {
-		if code, ok := parse(fs, rest, stdout, stderr); !ok {
-			return code
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		paths, rest = append(paths, fs.Arg(0)), fs.Args()[1:]
+	paths, code, ok := parsePositional(fs, args, stdout, stderr)
+	if !ok {
+		return code
 	}
 	store := "store"
 	switch len(paths) {

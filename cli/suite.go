@@ -50,24 +50,18 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 // parseInterleaved parses flags placed before or after the one positional
 // argument (locktest suite run suites/quick.yaml --out reports).
 func parseInterleaved(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (string, int, bool) {
-	usage := fs.Usage // parse silences it
-	if code, ok := parse(fs, args, stdout, stderr); !ok {
+	pos, code, ok := parsePositional(fs, args, stdout, stderr)
+	switch {
+	case !ok:
 		return "", code, false
-	}
-	fs.Usage = usage
-	if fs.NArg() == 0 {
+	case len(pos) == 0:
 		fmt.Fprintf(stderr, "%s: give the suite file, e.g. suites/quick.yaml\n", fs.Name())
 		return "", exitBadArgs, false
-	}
-	file := fs.Arg(0)
-	if code, ok := parse(fs, fs.Args()[1:], stdout, stderr); !ok {
-		return "", code, false
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "%s: unexpected argument %q: give one suite file\n", fs.Name(), fs.Arg(0))
+	case len(pos) > 1:
+		fmt.Fprintf(stderr, "%s: unexpected argument %q: give one suite file\n", fs.Name(), pos[1])
 		return "", exitBadArgs, false
 	}
-	return file, 0, true
+	return pos[0], 0, true
 }
 
 func cmdSuiteCheck(args []string, stdout, stderr io.Writer) int {
@@ -203,19 +197,9 @@ func cmdSuiteMerge(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("locktest suite merge", flag.ContinueOnError)
 	out := fs.String("out", "", "directory for the merged reports; must not exist or be empty (default store/suites/<suite>/<time>-merged)")
 	fs.Usage = func() { fmt.Fprint(fs.Output(), suiteUsage); fs.PrintDefaults() }
-	var dirs []string
-	// Flags may come before, between or after the directories; parse
-	// silences the usage, which each round restores.
-	usage := fs.Usage
-	for rest := args; ; {
-		fs.Usage = usage
-		if code, ok := parse(fs, rest, stdout, stderr); !ok {
-			return code
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		dirs, rest = append(dirs, fs.Arg(0)), fs.Args()[1:]
+	dirs, code, ok := parsePositional(fs, args, stdout, stderr)
+	if !ok {
+		return code
 	}
 	if len(dirs) == 0 {
 		fmt.Fprintln(stderr, "locktest suite merge: give the output directories of suite run --shard i/n")

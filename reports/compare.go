@@ -526,21 +526,15 @@ func (m Matrix) Markdown(w io.Writer) {
 	for i, col := range m.Columns {
 		heads[i] = col.String()
 	}
-	fmt.Fprintf(w, "| design \\ fault | %s |\n|---|%s\n", strings.Join(heads, " | "), strings.Repeat("---|", len(m.Columns)))
-	for _, d := range m.Designs {
-		fmt.Fprintf(w, "| **%s** |", d)
-		for _, col := range m.Columns {
-			c, ok := m.Cell(d, col)
-			if !ok {
-				fmt.Fprint(w, " — |")
-				continue
-			}
-			lines := c.Lines()
-			lines[0] = outcomeMark[c.Outcome] + " **" + lines[0] + "**"
-			fmt.Fprintf(w, " %s |", strings.Join(lines, "<br>"))
+	markdownTable(w, m.Designs, heads, func(design string, i int) string {
+		c, ok := m.Cell(design, m.Columns[i])
+		if !ok {
+			return "—"
 		}
-		fmt.Fprintln(w)
-	}
+		lines := c.Lines()
+		lines[0] = outcomeMark[c.Outcome] + " **" + lines[0] + "**"
+		return strings.Join(lines, "<br>")
+	})
 	fmt.Fprintln(w, "\n"+cellLegend)
 	var repro []string
 	for _, c := range m.Cells {
@@ -553,6 +547,19 @@ func (m Matrix) Markdown(w io.Writer) {
 	}
 	for _, n := range m.Notes {
 		fmt.Fprintf(w, "\n> %s\n", n)
+	}
+}
+
+// markdownTable writes a designs × columns table, each cell as cell says
+// (Markdown, one line).
+func markdownTable(w io.Writer, designs, heads []string, cell func(design string, column int) string) {
+	fmt.Fprintf(w, "| design \\ fault | %s |\n|---|%s\n", strings.Join(heads, " | "), strings.Repeat("---|", len(heads)))
+	for _, d := range designs {
+		fmt.Fprintf(w, "| **%s** |", d)
+		for i := range heads {
+			fmt.Fprintf(w, " %s |", cell(d, i))
+		}
+		fmt.Fprintln(w)
 	}
 }
 

@@ -13,7 +13,6 @@ import (
 	"slices"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"gonum.org/v1/plot"
@@ -317,20 +316,14 @@ func (t Envelopes) Markdown(w io.Writer) {
 	for i, c := range t.Columns {
 		heads[i] = c.String()
 	}
-	fmt.Fprintf(w, "| design \\ fault | %s |\n|---|%s\n", strings.Join(heads, " | "), strings.Repeat("---|", len(t.Columns)))
-	for _, d := range t.Designs {
-		fmt.Fprintf(w, "| **%s** |", d)
-		for _, c := range t.Columns {
-			e, ok := t.Sweep(d, c)
-			if !ok {
-				fmt.Fprint(w, " — |")
-				continue
-			}
-			head, detail := e.Survived()
-			fmt.Fprintf(w, " %s **%s**<br>%s |", outcomeMark[e.outcome()], head, detail)
+	markdownTable(w, t.Designs, heads, func(design string, i int) string {
+		e, ok := t.Sweep(design, t.Columns[i])
+		if !ok {
+			return "—"
 		}
-		fmt.Fprintln(w)
-	}
+		head, detail := e.Survived()
+		return fmt.Sprintf("%s **%s**<br>%s", outcomeMark[e.outcome()], head, detail)
+	})
 	fmt.Fprintln(w, "\n"+envelopeLegend)
 	for _, n := range t.Notes {
 		fmt.Fprintf(w, "\n> %s\n", n)
