@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -101,15 +100,11 @@ func MariaDBDSN(addr string) string { return "locktest@tcp(" + addr + ")/" }
 // handshake (protocol version 10), which it sends only once it accepts
 // sessions; an error packet (0xff) or nothing at all is not ready.
 func pingMariaDB(ctx context.Context, addr string) error {
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", addr)
+	conn, err := dialReady(ctx, addr)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	if dl, ok := ctx.Deadline(); ok {
-		conn.SetDeadline(dl)
-	}
 	// A packet: 3 bytes of length, 1 of sequence, then the payload.
 	head := make([]byte, 5)
 	if _, err := io.ReadFull(conn, head); err != nil {

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,15 +75,11 @@ func (c *Cluster) StartRedis(ctx context.Context, name string, opt RedisOptions)
 // pingRedis answers nil once the server replies PONG: it is loaded and
 // accepting commands, not merely listening.
 func pingRedis(ctx context.Context, addr string) error {
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", addr)
+	conn, err := dialReady(ctx, addr)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	if dl, ok := ctx.Deadline(); ok {
-		conn.SetDeadline(dl)
-	}
 	if _, err := conn.Write([]byte("PING\r\n")); err != nil {
 		return err
 	}

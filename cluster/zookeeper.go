@@ -327,15 +327,11 @@ func (e *Ensemble) setRoles() {
 // fourLetter sends one of ZooKeeper's four-letter commands and returns the
 // whole answer (the server closes the connection after it).
 func fourLetter(ctx context.Context, addr, cmd string) (string, error) {
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", addr)
+	conn, err := dialReady(ctx, addr)
 	if err != nil {
 		return "", err
 	}
 	defer conn.Close()
-	if dl, ok := ctx.Deadline(); ok {
-		conn.SetDeadline(dl)
-	}
 	if _, err := conn.Write([]byte(cmd)); err != nil {
 		return "", err
 	}

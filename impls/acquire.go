@@ -20,6 +20,21 @@ const (
 	tryAbort             // definitely not granted, and the design gives up at once
 )
 
+// sessionTry judges one try of a lock a server ties to the client's
+// session (an advisory lock, GET_LOCK): granted when the server said so,
+// refused when it said no or the error is definite, unknown otherwise.
+func sessionTry(granted bool, err error, owner string) (lock.Grant, tryResult, error) {
+	switch {
+	case err == nil && granted:
+		return lock.Grant{Owner: owner}, tryGranted, nil
+	case err == nil:
+		return lock.Grant{}, tryRefused, nil
+	case lock.IsDefinite(err):
+		return lock.Grant{}, tryRefused, err
+	}
+	return lock.Grant{}, tryUnknown, err
+}
+
 // acquireLoop is the pull-mode acquire of source S0: try, and if refused
 // sleep a random time in [RetryMin, RetryMin+RetryJitter) and try again,
 // until the deadline D = now + AcquireTimeout. The random sleep keeps

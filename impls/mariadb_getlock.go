@@ -116,15 +116,7 @@ func (l *mariadbGetLock) Acquire(ctx context.Context, key string) (lock.Grant, e
 	owner := fmt.Sprintf("c%d-%d-%x", l.cfg.Client, l.seq, l.rng.Uint32())
 	return acquireLoop(ctx, l.cfg, l.rng, func(ctx context.Context) (lock.Grant, tryResult, error) {
 		got, err := l.query(ctx, `SELECT GET_LOCK(?, 0)`, key)
-		switch {
-		case err == nil && got.Valid && got.Int64 == 1:
-			return lock.Grant{Owner: owner}, tryGranted, nil
-		case err == nil:
-			return lock.Grant{}, tryRefused, nil
-		case lock.IsDefinite(err):
-			return lock.Grant{}, tryRefused, err
-		}
-		return lock.Grant{}, tryUnknown, err
+		return sessionTry(err == nil && got.Valid && got.Int64 == 1, err, owner)
 	})
 }
 

@@ -74,15 +74,7 @@ func (l *postgresAdvisory) Acquire(ctx context.Context, key string) (lock.Grant,
 	owner := fmt.Sprintf("c%d-%d-%x", l.cfg.Client, l.seq, l.rng.Uint32())
 	return acquireLoop(ctx, l.cfg, l.rng, func(ctx context.Context) (lock.Grant, tryResult, error) {
 		got, err := l.query(ctx, `SELECT pg_try_advisory_lock($1)`, key)
-		switch {
-		case err == nil && got:
-			return lock.Grant{Owner: owner}, tryGranted, nil
-		case err == nil:
-			return lock.Grant{}, tryRefused, nil
-		case lock.IsDefinite(err):
-			return lock.Grant{}, tryRefused, err
-		}
-		return lock.Grant{}, tryUnknown, err
+		return sessionTry(err == nil && got, err, owner)
 	})
 }
 
