@@ -24,15 +24,16 @@ import (
 // design the same settings, seeds and points, so that the boundaries it
 // finds compare like with like.
 type Sweep struct {
-	Design, Fault string
-	Options       envelope.Options
-	// Vary is what the sweep grows (the plan's choice for the design).
-	Vary envelope.Vary
-	Line int
+	// Options hold the design (Base.Impl), the fault and what it grows
+	// (Vary, the plan's choice for the design), and the shared settings.
+	Options envelope.Options
+	Line    int
 }
 
 // Name is the sweep's name in filters and output: envelope-<impl>-<fault>.
-func (s Sweep) Name() string { return "envelope-" + impls.FileName(s.Design) + "-" + s.Fault }
+func (s Sweep) Name() string {
+	return "envelope-" + impls.FileName(s.Options.Base.Impl) + "-" + s.Options.Fault
+}
 
 // EnvelopesDir holds a suite's sweeps, one directory each, under its out.
 const EnvelopesDir = "envelopes"
@@ -138,7 +139,7 @@ func (p parser) envelopes(f *File, kv pair, defaults []pair) error {
 				return p.errAt(fn, faultPair.path, "sweep of %s under %s: %v", dn.Value, fn.Value, err)
 			}
 			o.Vary = plan.Vary
-			f.Sweeps = append(f.Sweeps, Sweep{Design: dn.Value, Fault: fn.Value, Options: o, Vary: plan.Vary, Line: fn.Line})
+			f.Sweeps = append(f.Sweeps, Sweep{Options: o, Line: fn.Line})
 		}
 	}
 	for _, fn := range faultNames {
@@ -172,7 +173,7 @@ func (f *File) sweeps(opt Options) []Sweep {
 		if opt.Filter != nil && !opt.Filter.MatchString(s.Name()) {
 			continue
 		}
-		s.Options.Out = filepath.Join(opt.Out, EnvelopesDir, impls.FileName(s.Design)+"-"+s.Fault)
+		s.Options.Out = filepath.Join(opt.Out, EnvelopesDir, impls.FileName(s.Options.Base.Impl)+"-"+s.Options.Fault)
 		if opt.Backend != "" {
 			s.Options.Base.Backend = opt.Backend
 		}
@@ -189,7 +190,8 @@ func runSweeps(ctx context.Context, sweeps []Sweep, parallel int, progress io.Wr
 	slots := make(chan struct{}, parallel)
 	var wg sync.WaitGroup
 	for i, s := range sweeps {
-		out[i] = SweepOutcome{Name: s.Name(), Impl: s.Design, Fault: s.Fault, Vary: s.Vary, Status: NotRun, Dir: s.Options.Out}
+		out[i] = SweepOutcome{Name: s.Name(), Impl: s.Options.Base.Impl, Fault: s.Options.Fault, Vary: s.Options.Vary,
+			Status: NotRun, Dir: s.Options.Out}
 		select {
 		case slots <- struct{}{}:
 		case <-ctx.Done():

@@ -28,7 +28,7 @@ envelopes:
 	}
 	var got []string
 	for _, s := range f.Sweeps {
-		got = append(got, s.Name()+":"+string(s.Vary))
+		got = append(got, s.Name()+":"+string(s.Options.Vary))
 		o := s.Options
 		if time.Duration(o.Base.TTL) != 2*time.Second || o.Base.Clients != 4 || o.Seeds != 3 || o.MaxPoints != 6 || o.Base.Seed != 1 {
 			t.Errorf("%s: settings not the file's: %+v", s.Name(), o)
