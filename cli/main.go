@@ -117,8 +117,6 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		SilenceErrors:      true,
 		SilenceUsage:       true,
 		DisableSuggestions: true,
-		// Generated docs must not change with the day they are made.
-		DisableAutoGenTag: true,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
