@@ -1,28 +1,41 @@
 package cli
 
 import (
-	"context"
-	"flag"
 	"fmt"
-	"io"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/locktest/locktest/envelope"
 	"github.com/locktest/locktest/runner"
 )
 
-func cmdEnvelope(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func envelopeCommand() *cobra.Command {
 	base := runner.Defaults()
 	// A point's run only needs one strike and its aftermath; longer faults
 	// get longer runs (envelope.Plan.Config).
 	base.Duration = runner.Duration(6 * time.Second)
 	base.Faults = nil
-	o := envelope.Options{Seeds: 5, MaxPoints: 8, Progress: stdout}
+	o := envelope.Options{Seeds: 5, MaxPoints: 8}
 	var vary string
-	fs := flag.NewFlagSet("locktest envelope", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	cmd := &cobra.Command{
+		Use:   "envelope --impl NAME --fault F [flags]",
+		Short: "how big a fault the design survives: bisect the fault's magnitude",
+		Long: `Finds how big a fault the design survives: the magnitude (a pause, a delay or
+a clock jump in multiples of the TTL, or a clock rate) at which the protected
+data first loses an update. It judges 0.25×TTL and 4×TTL, then bisects until
+the bracket is within ±5% of the TTL, each point on N seeds, every strike
+placed just after a client entered its critical section. It prints
+"safe ≤ a×TTL, unsafe ≥ b×TTL" or "no boundary up to 4×TTL" and writes the
+curve (envelope.json, envelope.png, envelope.svg). Exits 0 when it found a
+boundary or none, 2 when a point gave no answer, 130 when interrupted, 254
+for bad arguments.`,
+		Args:              noArgs,
+		ValidArgsFunction: cobra.NoFileCompletions,
+	}
+	cmd.Flags().SortFlags = false // run's settings first, in run's order
 	// The design and what frames the sweep are run's own settings; the
 	// knobs the sweep sets per point (fault length, holds, timeouts,
 	// moment, target) are not flags here.
@@ -31,57 +44,46 @@ func cmdEnvelope(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		"seed":     "first seed: each point runs seeds seed … seed+N−1",
 		"duration": "shortest run of a point; a longer fault gets a run long enough for a whole strike",
 	}
-	bindSettings(fs, &base, help, "impl", "exec-cmd", "exec-servers", "workload", "fault", "ttl", "clients", "seed", "duration", "backend", "store")
+	bindSettings(cmd, &base, help, "impl", "exec-cmd", "exec-servers", "workload", "fault", "ttl", "clients", "seed", "duration", "backend", "store")
 	varies := make([]string, len(envelope.Varies))
 	for i, v := range envelope.Varies {
 		varies[i] = string(v)
 	}
+	fs := cmd.Flags()
 	fs.StringVar(&vary, "vary", "", "magnitude to sweep: "+strings.Join(varies, ", ")+" (default: the fault's)")
 	fs.IntVar(&o.Seeds, "seeds", o.Seeds, "seeds that judge each point: unsafe when one loses an update")
 	fs.IntVar(&o.MaxPoints, "points", o.MaxPoints, "most points to judge, both ends of the bracket included")
 	fs.StringVar(&o.Out, "out", "", "directory of the sweep (default: STORE/envelope/IMPL-FAULT/TIME)")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), `usage: locktest envelope --impl NAME --fault F [--vary KIND] [--seeds N] [flags]
-
-Finds how big a fault the design survives: the magnitude (a pause, a delay or
-a clock jump in multiples of the TTL, or a clock rate) at which the protected
-data first loses an update. It judges 0.25×TTL and 4×TTL, then bisects until
-the bracket is within ±5% of the TTL, each point on N seeds, every strike
-placed just after a client entered its critical section. It prints
-"safe ≤ a×TTL, unsafe ≥ b×TTL" or "no boundary up to 4×TTL" and writes the
-curve (envelope.json, envelope.png, envelope.svg). Exits 0 when it found a
-boundary or none, 2 when a point gave no answer, 130 when interrupted, 254
-for bad arguments.
-
-flags:`)
-		fs.PrintDefaults()
+	if err := cmd.RegisterFlagCompletionFunc("vary", completeNames(func() []cobra.Completion { return varies })); err != nil {
+		panic(err)
 	}
-	if code, ok := parse(fs, args, stdout, stderr); !ok {
-		return code
-	}
-	if !needImpl(fs, base, stderr) {
-		return exitBadArgs
-	}
-	if len(base.Faults) != 1 {
-		fmt.Fprintln(stderr, "locktest envelope: give exactly one --fault to sweep (sweepable: "+strings.Join(envelope.SweepableFaults(), ", ")+")")
-		return exitBadArgs
-	}
-	o.Base, o.Fault, o.Vary = base, base.Faults[0], envelope.Vary(vary)
-	if o.Out == "" {
-		o.Out = filepath.Join(base.Store, "envelope", base.Impl+"-"+o.Fault, time.Now().Format("20060102T150405"))
-	}
-	rep, err := envelope.Sweep(ctx, o)
-	if err != nil {
-		return exitCode(err, stderr)
-	}
-	fmt.Fprintln(stdout)
-	envelope.Print(stdout, rep)
-	switch {
-	case rep.Interrupted:
-		fmt.Fprintln(stderr, "locktest: interrupted; every process was stopped")
-		return exitInterrupted
-	case rep.Outcome.Finding == envelope.FoundUnknown:
-		return exitUnknown
-	}
-	return exitValid
+	cmd.RunE = exits(func(cmd *cobra.Command, _ []string) int {
+		stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+		if !needImpl(cmd, base) {
+			return exitBadArgs
+		}
+		if len(base.Faults) != 1 {
+			fmt.Fprintln(stderr, "locktest envelope: give exactly one --fault to sweep (sweepable: "+strings.Join(envelope.SweepableFaults(), ", ")+")")
+			return exitBadArgs
+		}
+		o.Base, o.Fault, o.Vary, o.Progress = base, base.Faults[0], envelope.Vary(vary), stdout
+		if o.Out == "" {
+			o.Out = filepath.Join(base.Store, "envelope", base.Impl+"-"+o.Fault, time.Now().Format("20060102T150405"))
+		}
+		rep, err := envelope.Sweep(cmd.Context(), o)
+		if err != nil {
+			return exitCode(err, stderr)
+		}
+		fmt.Fprintln(stdout)
+		envelope.Print(stdout, rep)
+		switch {
+		case rep.Interrupted:
+			fmt.Fprintln(stderr, "locktest: interrupted; every process was stopped")
+			return exitInterrupted
+		case rep.Outcome.Finding == envelope.FoundUnknown:
+			return exitUnknown
+		}
+		return exitValid
+	})
+	return cmd
 }

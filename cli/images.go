@@ -1,43 +1,48 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/locktest/locktest/cluster/container"
 )
 
-const imagesUsage = `usage: locktest images build [IMAGE...]
-
-Builds the container images of --backend docker on this machine, FROM
-scratch, out of the installed server binaries and their shared libraries
-(no registry, no base image): %v.
-`
-
-// cmdImages builds the images --backend docker runs.
-func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func imagesCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "images COMMAND",
+		Short: "build the images of --backend docker from this machine's binaries",
+		Args:  cobra.ArbitraryArgs,
+		RunE:  unknownCommand,
+	}
 	var names []string
 	for _, img := range container.Images() {
 		names = append(names, img.Ref())
 	}
-	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-		fmt.Fprintf(stdout, imagesUsage, names)
-		return exitValid
-	}
-	if len(args) == 0 || args[0] != "build" {
-		fmt.Fprintf(stderr, "locktest images: give a subcommand: build (see locktest images --help)\n")
-		return exitBadArgs
-	}
-	if err := container.BuildImages(ctx, args[1:], stdout); err != nil {
-		fmt.Fprintln(stderr, "locktest images build:", err)
-		if ctx.Err() != nil {
-			return exitInterrupted
-		}
-		return exitInternal
-	}
-	return exitValid
+	cmd.AddCommand(&cobra.Command{
+		Use:   "build [IMAGE...]",
+		Short: "build the container images of --backend docker",
+		Long: fmt.Sprintf(`Builds the container images of --backend docker on this machine, FROM
+scratch, out of the installed server binaries and their shared libraries
+(no registry, no base image): %s.`, strings.Join(names, ", ")),
+		Args:      cobra.ArbitraryArgs,
+		ValidArgs: names,
+		RunE: exits(func(cmd *cobra.Command, args []string) int {
+			ctx := cmd.Context()
+			if err := container.BuildImages(ctx, args, cmd.OutOrStdout()); err != nil {
+				fmt.Fprintln(cmd.ErrOrStderr(), "locktest images build:", err)
+				if ctx.Err() != nil {
+					return exitInterrupted
+				}
+				return exitInternal
+			}
+			return exitValid
+		}),
+	})
+	return cmd
 }
 
 // cmdWatchdog is the hidden process that removes a docker run's

@@ -1,23 +1,44 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
+
+	"github.com/spf13/cobra"
 
 	"github.com/locktest/locktest/faults"
 	"github.com/locktest/locktest/impls"
 	"github.com/locktest/locktest/workloads"
 )
 
-func cmdList(args []string, stdout, stderr io.Writer) int {
-	what := "all"
-	if len(args) > 1 {
-		fmt.Fprintln(stderr, "locktest list: give at most one of impls, workloads, faults")
-		return exitBadArgs
+// lists are what list shows one of.
+var lists = []string{"impls", "workloads", "faults"}
+
+func listCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "list [impls|workloads|faults]",
+		Short: "what can be run, one line each",
+		Long:  "Lists the registered designs (impls), workloads and faults, one line each, or all three.",
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return errors.New("give at most one of impls, workloads, faults")
+			}
+			return nil
+		},
+		ValidArgs: lists,
+		RunE: exits(func(cmd *cobra.Command, args []string) int {
+			what := "all"
+			if len(args) == 1 {
+				what = args[0]
+			}
+			return list(what, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		}),
 	}
-	if len(args) == 1 {
-		what = args[0]
-	}
+}
+
+// list prints the list named what, or all of them.
+func list(what string, stdout, stderr io.Writer) int {
 	show := func(title string, rows [][2]string) {
 		fmt.Fprintln(stdout, title)
 		width := 22 // at least, so that short lists line up with long ones
@@ -57,8 +78,6 @@ func cmdList(args []string, stdout, stderr io.Writer) int {
 		show("impls:", designs)
 		show("workloads:", wls)
 		show("faults:", fs)
-	case "-h", "--help":
-		fmt.Fprintln(stdout, "usage: locktest list [impls|workloads|faults]")
 	default:
 		fmt.Fprintf(stderr, "locktest list: unknown list %q (valid: impls, workloads, faults)\n", what)
 		return exitBadArgs

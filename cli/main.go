@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/spf13/cobra"
+
 	"github.com/locktest/locktest/cluster"
 	"github.com/locktest/locktest/cluster/container"
 	"github.com/locktest/locktest/runner"
@@ -28,25 +30,13 @@ const (
 	exitInterrupted = 130
 )
 
-const usage = `locktest: Jepsen-style tests of distributed locks on real processes
+const rootLong = `locktest: Jepsen-style tests of distributed locks on real processes.
 
-usage:
-  locktest run [flags]          run one scenario (locktest run --help); progress on stderr
-  locktest explore --impl NAME  search for an anomaly with no tuning, shrink it, or report coverage
-  locktest envelope --impl NAME --fault F
-                                how big a fault the design survives: bisect the fault's magnitude
-  locktest analyze <run dir>    re-check a stored history and rewrite its report
-  locktest compare <dirs>...    designs × faults matrix of stored runs (HTML, PNG, Markdown, JSON)
-  locktest serve [STORE]        browse the store on http://127.0.0.1:8080/: runs, verdicts,
-                                reports, the comparison, runs in progress as they go
-  locktest suite run <file>     run a suite of scenarios with expected outcomes (CI)
-  locktest suite check <file>   validate a suite file
-  locktest list [impls|workloads|faults]
-                                what can be run, one line each
-  locktest images build         build the images of --backend docker from this machine's binaries
-  locktest version              this binary's version and revision, and the installed servers'
-  locktest help [COMMAND]       this text, or a command's own help
-`
+It runs a lock design's servers and client processes under real faults
+(pauses, kills, partitions, delays, clock jumps), records every operation
+and checks the history with porcupine. Exit codes follow Jepsen: 0 valid,
+1 invalid, 2 unknown, 254 bad arguments (one line says what is wrong),
+255 internal error, 130 interrupted.`
 
 // Main runs the locktest command line with args (without the program name)
 // and returns the exit code. It is the whole of cmd/locktest, and a user's
@@ -55,8 +45,10 @@ usage:
 // the design compiled in, is the worker too.
 func Main(args []string, stdout, stderr io.Writer) int {
 	SetLogging(stderr)
+	root := newRoot(stdout, stderr)
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		root.SetOut(stderr)
+		root.Usage()
 		return exitBadArgs
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -67,68 +59,214 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		slog.Warn("processes that detach from the run may outlive it", "err", err)
 	}
 	defer cluster.KillAll()
-
-	if args[0] == "run" || args[0] == "suite" || args[0] == "explore" || args[0] == "envelope" {
+	// Inside a docker-compose topology, the commands that run scenarios
+	// end it as they end, bad arguments included (StopTopology).
+	if slices.Contains([]string{"run", "suite", "explore", "envelope"}, args[0]) {
 		defer container.StopTopology()
 	}
-	switch args[0] {
-	case "run":
-		return cmdRun(ctx, args[1:], stdout, stderr)
-	case "explore":
-		return cmdExplore(ctx, args[1:], stdout, stderr)
-	case "envelope":
-		return cmdEnvelope(ctx, args[1:], stdout, stderr)
-	case "analyze":
-		return cmdAnalyze(ctx, args[1:], stdout, stderr)
-	case "compare":
-		return cmdCompare(ctx, args[1:], stdout, stderr)
-	case "serve":
-		return cmdServe(ctx, args[1:], stdout, stderr)
-	case "list":
-		return cmdList(args[1:], stdout, stderr)
-	case "suite":
-		return cmdSuite(ctx, args[1:], stdout, stderr)
-	case "images":
-		return cmdImages(ctx, args[1:], stdout, stderr)
-	case container.WatchdogCommand:
-		return cmdWatchdog(args[1:], stderr)
-	case container.NodeExecCommand:
-		if len(args) != 2 {
-			fmt.Fprintln(stderr, "locktest", container.NodeExecCommand+": give the node spec file")
-			return exitBadArgs
-		}
-		if err := container.NodeExec(args[1]); err != nil {
-			fmt.Fprintln(stderr, "locktest", container.NodeExecCommand+":", err)
-			return exitInternal
-		}
+	root.SetArgs(twoDashes(root, args))
+	cmd, err := root.ExecuteContextC(ctx)
+	var status exitStatus
+	switch {
+	case err == nil:
 		return exitValid
-	case runner.WorkerCommand:
-		if err := runner.Worker(os.Stdin, os.Stdout); err != nil {
-			fmt.Fprintln(stderr, "locktest worker:", err)
-			return exitInternal
+	case errors.As(err, &status):
+		return int(status)
+	}
+	// Anything else is cobra's or a validator's: the command line is
+	// wrong, and nothing has started.
+	fmt.Fprintf(stderr, "%s: %v; see %s --help\n", cmd.CommandPath(), err, cmd.CommandPath())
+	return exitBadArgs
+}
+
+// twoDashes rewrites the single-dash long flags Go's flag package took
+// (-impl x, -seed=3), which scripts written for the command line before
+// cobra may hold, into the --impl that pflag takes (it would read -impl as
+// the short flags i, m, p, l). Only words that name a flag of the command
+// they are given to are rewritten, so that a value such as -5s stays.
+func twoDashes(root *cobra.Command, args []string) []string {
+	cmd, _, err := root.Find(args)
+	if err != nil || cmd.DisableFlagParsing {
+		return args
+	}
+	out := slices.Clone(args)
+	for i, a := range out {
+		if a == "--" {
+			break
 		}
-		return exitValid
-	case "version":
-		return cmdVersion(args[1:], stdout, stderr)
-	case "-h", "--help", "help":
-		if len(args) == 1 || args[0] != "help" {
-			fmt.Fprint(stdout, usage)
-			return exitValid
+		name, _, _ := strings.Cut(strings.TrimPrefix(a, "-"), "=")
+		if len(name) > 1 && a[0] == '-' && a[1] != '-' && (name == "help" || cmd.Flags().Lookup(name) != nil) {
+			out[i] = "-" + a
 		}
-		if !slices.Contains(commands, args[1]) {
-			fmt.Fprintf(stderr, "locktest help: unknown command %q (valid: %s)\n", args[1], strings.Join(commands, ", "))
-			return exitBadArgs
+	}
+	return out
+}
+
+// newRoot builds the command tree, writing to stdout and stderr. It is
+// built anew for each Main, since its flags are bound to the variables of
+// one invocation.
+func newRoot(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:  "locktest",
+		Long: rootLong,
+		// Runnable, so that a wrong command word is refused with 254
+		// rather than answered with the help and 0.
+		Args: cobra.ArbitraryArgs,
+		RunE: unknownCommand,
+		// The one line Main prints replaces cobra's usage dump.
+		SilenceErrors:      true,
+		SilenceUsage:       true,
+		DisableSuggestions: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetUsageTemplate(usageTemplate)
+	root.SetFlagErrorFunc(flagError)
+	root.SetHelpCommand(helpCommand())
+	root.AddCommand(runCommand(), exploreCommand(), envelopeCommand(), analyzeCommand(),
+		compareCommand(), serveCommand(), suiteCommand(), listCommand(), imagesCommand(), versionCommand())
+	root.AddCommand(internalCommands()...)
+	// Cobra would add these as it executes; added here, the help and the
+	// generated docs list them too.
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "completion" {
+			c.Short = "shell completion: the script for bash, zsh, fish or powershell"
+			// Like suite: a wrong shell is refused, not answered with help.
+			c.Args, c.RunE = cobra.ArbitraryArgs, unknownCommand
 		}
-		// locktest help suite run: locktest suite run --help.
-		return Main(append(slices.Clone(args[1:]), "--help"), stdout, stderr)
-	default:
-		fmt.Fprintf(stderr, "locktest: unknown command %q (valid: %s); see locktest --help\n", args[0], strings.Join(commands, ", "))
-		return exitBadArgs
+	}
+	return root
+}
+
+// usageTemplate is cobra's usage in this project's style (lower-case
+// headings), and for a group of commands such as suite, each command's
+// own flags, so that one help shows the whole group.
+const usageTemplate = `usage:{{if .HasAvailableSubCommands}}
+  {{.CommandPath}} COMMAND [flags]{{else}}
+  {{.UseLine}}{{end}}{{if .HasExample}}
+
+examples:
+{{.Example}}{{end}}{{if .HasAvailableSubCommands}}
+
+commands:{{range .Commands}}{{if (or .IsAvailableCommand (eq .Name "help"))}}
+  {{rpad .Name .NamePadding }} {{.Short}}{{end}}{{end}}{{end}}{{if .HasAvailableLocalFlags}}
+
+flags:
+{{.LocalFlags.FlagUsages | trimTrailingWhitespaces}}{{end}}{{if .HasParent}}{{range .Commands}}{{if (and .IsAvailableCommand .HasAvailableLocalFlags)}}
+
+flags of {{.CommandPath}}:
+{{.LocalFlags.FlagUsages | trimTrailingWhitespaces}}{{end}}{{end}}{{end}}{{if .HasAvailableSubCommands}}
+
+"{{.CommandPath}} COMMAND --help" shows a command's own help.{{end}}
+`
+
+// exitStatus carries a command's exit code out of cobra, which knows
+// only errors. A command prints its own message before returning one.
+type exitStatus int
+
+func (s exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(s)) }
+
+// exits adapts a command body that returns its exit code to cobra's RunE.
+func exits(body func(cmd *cobra.Command, args []string) int) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		if code := body(cmd, args); code != exitValid {
+			return exitStatus(code)
+		}
+		return nil
 	}
 }
 
-// commands are the commands the usage lists, which help explains.
-var commands = []string{"run", "explore", "envelope", "analyze", "compare", "serve", "suite", "list", "images", "version"}
+// unknownCommand is the body of a command that only groups others (the
+// root, suite, images): reached with a word that names none of them, or
+// with none.
+func unknownCommand(cmd *cobra.Command, args []string) error {
+	var names []string
+	for _, c := range cmd.Commands() {
+		if c.IsAvailableCommand() {
+			names = append(names, c.Name())
+		}
+	}
+	if len(args) == 0 {
+		return fmt.Errorf("give a command (%s)", strings.Join(names, ", "))
+	}
+	return fmt.Errorf("unknown command %q (valid: %s)", args[0], strings.Join(names, ", "))
+}
+
+// helpCommand is `locktest help [COMMAND...]`: the command's own help, as
+// its --help gives it. Cobra's own answers an unknown topic with the
+// top-level usage and exit 0.
+func helpCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [COMMAND...]",
+		Short: "this help, or a command's own (locktest help suite run)",
+		Args:  cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			target, rest, err := cmd.Root().Find(args)
+			if err != nil {
+				return err
+			}
+			if len(rest) > 0 {
+				// The help to see is target's, not help's own.
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s: %v; see %s --help\n", cmd.CommandPath(), unknownCommand(target, rest), target.CommandPath())
+				return exitStatus(exitBadArgs)
+			}
+			target.InitDefaultHelpFlag() // listed, as in the command's --help
+			return target.Help()
+		},
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			parent, rest, err := cmd.Root().Find(args)
+			if err != nil || len(rest) > 0 {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			var out []cobra.Completion
+			for _, c := range parent.Commands() {
+				if c.IsAvailableCommand() && strings.HasPrefix(c.Name(), toComplete) {
+					out = append(out, cobra.CompletionWithDesc(c.Name(), c.Short))
+				}
+			}
+			return out, cobra.ShellCompDirectiveNoFileComp
+		},
+	}
+}
+
+// internalCommands are how locktest runs its own binary as something
+// else: a run's worker, the watchdog of a docker run's containers, a
+// container's node. They are hidden from help and completion, and parse
+// no flags: their arguments are the coordinator's, not a user's.
+func internalCommands() []*cobra.Command {
+	internal := func(name string, body func(args []string, stderr io.Writer) int) *cobra.Command {
+		return &cobra.Command{
+			Use:                name,
+			Hidden:             true,
+			DisableFlagParsing: true,
+			Args:               cobra.ArbitraryArgs,
+			RunE:               exits(func(cmd *cobra.Command, args []string) int { return body(args, cmd.ErrOrStderr()) }),
+		}
+	}
+	return []*cobra.Command{
+		internal(runner.WorkerCommand, func(_ []string, stderr io.Writer) int {
+			if err := runner.Worker(os.Stdin, os.Stdout); err != nil {
+				fmt.Fprintln(stderr, "locktest worker:", err)
+				return exitInternal
+			}
+			return exitValid
+		}),
+		internal(container.WatchdogCommand, cmdWatchdog),
+		internal(container.NodeExecCommand, func(args []string, stderr io.Writer) int {
+			if len(args) != 1 {
+				fmt.Fprintln(stderr, "locktest", container.NodeExecCommand+": give the node spec file")
+				return exitBadArgs
+			}
+			if err := container.NodeExec(args[0]); err != nil {
+				fmt.Fprintln(stderr, "locktest", container.NodeExecCommand+":", err)
+				return exitInternal
+			}
+			return exitValid
+		}),
+	}
+}
 
 // exitCode maps an error from the runner to an exit code, printing it on
 // one line.

@@ -2,57 +2,165 @@ package cli
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 )
 
-// TestHelpAndVersion: help CMD shows CMD's own help, suite's help lists
-// its commands and run's flags, version names the build and the servers,
-// and a wrong word is one line and exit 254.
-func TestHelpAndVersion(t *testing.T) {
+// asLocktest, set in a test binary's environment, makes that binary
+// locktest itself (TestMain): the bash completion test runs the completion
+// script against it, as a shell runs it against locktest.
+const asLocktest = "LOCKTEST_CLI_TEST_AS_LOCKTEST"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(asLocktest) != "" {
+		os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// main runs Main on args and returns its exit code, stdout and stderr.
+func main(args ...string) (int, string, string) {
+	var stdout, stderr bytes.Buffer
+	code := Main(args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+// TestHelp: every form of help is on stdout with exit 0; help CMD is
+// CMD's own help, the same as CMD --help, never the top-level usage; the
+// help of a group (suite) gives each of its commands' flags; version names
+// the build and the servers.
+func TestHelp(t *testing.T) {
 	cases := []struct {
 		args []string
-		code int
-		want []string // in stdout, or in stderr when code is not 0
+		want []string
 	}{
-		{[]string{"help"}, exitValid, []string{"locktest version", "locktest help [COMMAND]"}},
-		{[]string{"help", "run"}, exitValid, []string{"usage: locktest run --impl NAME", "-seed"}},
-		{[]string{"help", "suite"}, exitValid, []string{"locktest suite check <file>", "flags of suite run", "-parallel", "-seeds"}},
-		{[]string{"suite", "--help"}, exitValid, []string{"locktest suite run <file>", "flags of suite run", "-out"}},
-		{[]string{"help", "suite", "run"}, exitValid, []string{"flags of suite run"}},
-		{[]string{"suite", "merge", "--help"}, exitValid, []string{"locktest suite merge <dir>...", "-out"}},
-		{[]string{"suite", "merge"}, exitBadArgs, []string{"give the output directories of suite run --shard i/n"}},
-		{[]string{"suite", "run", "any.yaml", "--shard", "0/2"}, exitBadArgs, []string{`--shard: "0/2": want 1 ≤ i ≤ n`}},
-		{[]string{"suite", "run", "any.yaml", "--shard", "3/2"}, exitBadArgs, []string{`--shard: "3/2": want 1 ≤ i ≤ n`}},
-		{[]string{"suite", "run", "any.yaml", "--shard", "abc"}, exitBadArgs, []string{`--shard: "abc" is not i/n`}},
-		{[]string{"help", "version"}, exitValid, []string{"usage: locktest version"}},
-		{[]string{"help", "serve"}, exitValid, []string{"usage: locktest serve [STORE]", "-addr"}},
-		{[]string{"help", "run"}, exitValid, []string{"--progress MODE"}},
-		{[]string{"version"}, exitValid, []string{"locktest  github.com/locktest/locktest ", "go        " + runtime.Version(), "server    redis-server "}},
-		{[]string{"help", "bogus"}, exitBadArgs, []string{`unknown command "bogus"`}},
-		{[]string{"version", "--json"}, exitBadArgs, []string{"takes no arguments"}},
+		{[]string{"help"}, []string{"usage:\n  locktest COMMAND", "version ", "completion ", "help "}},
+		{[]string{"--help"}, []string{"Exit codes follow Jepsen"}},
+		{[]string{"-h"}, []string{"Exit codes follow Jepsen"}},
+		{[]string{"help", "run"}, []string{"usage:\n  locktest run --impl NAME [flags]", "--seed N ", "--progress MODE", "254 bad arguments"}},
+		{[]string{"run", "--help"}, []string{"usage:\n  locktest run --impl NAME [flags]"}},
+		{[]string{"run", "-help"}, []string{"usage:\n  locktest run --impl NAME [flags]"}},
+		{[]string{"help", "suite"}, []string{"locktest suite COMMAND", "check ", "merge ", "flags of locktest suite run:", "--parallel", "--seeds", "flags of locktest suite merge:"}},
+		{[]string{"suite", "--help"}, []string{"flags of locktest suite run:", "--shard i/n"}},
+		{[]string{"help", "suite", "run"}, []string{"locktest suite run FILE [flags]", "--parallel int"}},
+		{[]string{"suite", "merge", "--help"}, []string{"locktest suite merge DIR...", "--out"}},
+		{[]string{"help", "version"}, []string{"usage:\n  locktest version", "installed here"}},
+		{[]string{"help", "serve"}, []string{"usage:\n  locktest serve [STORE]", "--addr"}},
+		{[]string{"help", "explore"}, []string{"--budget DURATION", "(default 5m0s)", "--fault FAULT,..."}},
+		{[]string{"envelope", "--help"}, []string{"--vary string", "--duration DURATION", "(default 6s)"}},
+		{[]string{"compare", "store", "--help"}, []string{"locktest compare [flags] DIR...", "with --run: runs at once"}},
+		{[]string{"analyze", "store/latest", "--help"}, []string{"--check-timeout DURATION", "--no-report"}},
+		{[]string{"help", "completion"}, []string{"bash ", "zsh ", "fish ", "powershell "}},
+		{[]string{"version"}, []string{"locktest  github.com/locktest/locktest ", "go        " + runtime.Version(), "server    redis-server "}},
 	}
 	for _, tc := range cases {
-		var stdout, stderr bytes.Buffer
-		code := Main(tc.args, &stdout, &stderr)
-		out := stdout.String()
-		if tc.code != exitValid {
-			out = stderr.String()
-			if strings.Count(strings.TrimSpace(out), "\n") != 0 {
-				t.Errorf("%v: %d lines on stderr, want one:\n%s", tc.args, strings.Count(out, "\n"), out)
-			}
-		}
-		if code != tc.code {
-			t.Errorf("%v: exit %d, want %d", tc.args, code, tc.code)
+		code, out, errs := main(tc.args...)
+		if code != exitValid || errs != "" {
+			t.Errorf("%v: exit %d, stderr %q; want 0 and nothing", tc.args, code, errs)
 		}
 		for _, w := range tc.want {
 			if !strings.Contains(out, w) {
 				t.Errorf("%v: output lacks %q:\n%s", tc.args, w, out)
 			}
 		}
-		if tc.args[0] == "help" && len(tc.args) > 1 && tc.code == exitValid && strings.Contains(out, "Jepsen-style tests") {
-			t.Errorf("%v: printed the top-level usage, want the command's own help", tc.args)
+		if tc.args[0] == "help" && len(tc.args) > 1 && strings.Contains(out, "Exit codes follow Jepsen") {
+			t.Errorf("%v: printed the top-level help, want the command's own", tc.args)
 		}
+	}
+	// The help of a command is one text, however it is asked for; a
+	// default is given once.
+	for _, same := range [][2][]string{
+		{{"help", "run"}, {"run", "--help"}},
+		{{"help", "suite", "run"}, {"suite", "run", "--help"}},
+		{{"help"}, {"--help"}},
+	} {
+		_, a, _ := main(same[0]...)
+		_, b, _ := main(same[1]...)
+		if a != b {
+			t.Errorf("%v and %v differ:\n%s\n----\n%s", same[0], same[1], a, b)
+		}
+	}
+	if _, out, _ := main("help", "run"); strings.Count(out, "(default 15s)") != 1 {
+		t.Errorf("help run gives --duration's default %d times, want once:\n%s", strings.Count(out, "(default 15s)"), out)
+	}
+	for _, internal := range []string{"worker", "docker-watchdog", "node-exec", "__complete"} {
+		if _, out, _ := main("help"); strings.Contains(out, internal) {
+			t.Errorf("help lists the internal command %s:\n%s", internal, out)
+		}
+	}
+}
+
+// TestBadArguments: each mistake on the command line is one line on
+// stderr saying what is wrong, exit 254, and nothing started. Flags go
+// anywhere, after positional arguments too.
+func TestBadArguments(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing")
+	cases := []struct {
+		args []string
+		want string // the whole line, or a part of it
+	}{
+		{[]string{"frobnicate"}, `locktest: unknown command "frobnicate" (valid: analyze, compare, completion, envelope, explore, images, list, run, serve, suite, version); see locktest --help`},
+		{[]string{"frobnicate", "--impl", "x"}, "locktest: unknown flag --impl; see locktest --help"},
+		{[]string{"help", "bogus"}, `locktest help: unknown command "bogus"`},
+		{[]string{"help", "suite", "bogus"}, `locktest help: unknown command "bogus" (valid: check, merge, run); see locktest suite --help`},
+		{[]string{"run", "--foo"}, "locktest run: unknown flag --foo; see locktest run --help"},
+		{[]string{"run", "--impl", "redis-single", "-x"}, "locktest run: unknown flag -x; see locktest run --help"},
+		{[]string{"run"}, "locktest run: --impl is required (locktest list impls)"},
+		{[]string{"run", "--impl"}, "locktest run: flag needs an argument: --impl"},
+		{[]string{"run", "--impl", "redis-single", "--clients", "many"}, `locktest run: invalid value "many" for --clients: not a whole number; see locktest run --help`},
+		{[]string{"run", "--impl", "redis-single", "--duration", "fifteen"}, `invalid value "fifteen" for --duration: not a duration`},
+		{[]string{"run", "--impl", "redis-single", "--persist=maybe"}, `invalid value "maybe" for --persist: want true or false`},
+		{[]string{"run", "--impl", "redis-single", "--progress", "loud"}, `invalid value "loud" for --progress`},
+		{[]string{"run", "stray", "--impl", "redis-single"}, `locktest run: unexpected argument "stray"; see locktest run --help`},
+		{[]string{"run", "--impl", "no-such-lock", "--store", missing}, `unknown impl "no-such-lock"`},
+		// Go's flag package took single-dash long flags; they still work.
+		{[]string{"run", "-impl", "no-such-lock", "-store=" + missing}, `unknown impl "no-such-lock"`},
+		{[]string{"explore"}, "locktest explore: --impl is required"},
+		{[]string{"explore", "--impl", "redis-single", "--budget", "0s"}, "--budget must be positive"},
+		{[]string{"envelope", "--impl", "redis-single"}, "locktest envelope: give exactly one --fault to sweep"},
+		{[]string{"envelope", "--impl", "redis-single", "--ttl", "long"}, `invalid value "long" for --ttl`},
+		{[]string{"analyze"}, "locktest analyze: give exactly one run directory"},
+		{[]string{"analyze", missing, "--check-timeout", "soon"}, `locktest analyze: invalid value "soon" for --check-timeout`},
+		{[]string{"analyze", missing, "--check-timeout", "5s"}, "no such file or directory"},
+		{[]string{"compare"}, "locktest compare: give at least one run or store directory"},
+		{[]string{"compare", missing, "--out", missing}, "locktest compare:"},
+		{[]string{"compare", missing, "--run", "suites/quick.yaml"}, "--run compares what the campaign runs: give no directories"},
+		{[]string{"serve", missing, "--addr", "nowhere"}, "locktest serve:"},
+		{[]string{"suite"}, "locktest suite: give a command (check, merge, run); see locktest suite --help"},
+		{[]string{"suite", "bogus"}, `locktest suite: unknown command "bogus" (valid: check, merge, run)`},
+		{[]string{"suite", "run"}, "locktest suite run: give the suite file, e.g. suites/quick.yaml; see locktest suite run --help"},
+		{[]string{"suite", "run", "a.yaml", "b.yaml"}, `locktest suite run: unexpected argument "b.yaml": give one suite file`},
+		{[]string{"suite", "run", missing, "--parallel", "0"}, "--parallel must be at least 1"},
+		{[]string{"suite", "run", missing, "--parallel", "1"}, "missing"},
+		{[]string{"suite", "run", "any.yaml", "--shard", "0/2"}, `--shard: "0/2": want 1 ≤ i ≤ n`},
+		{[]string{"suite", "run", "any.yaml", "--shard", "3/2"}, `--shard: "3/2": want 1 ≤ i ≤ n`},
+		{[]string{"suite", "run", "any.yaml", "--shard", "abc"}, `--shard: "abc" is not i/n`},
+		{[]string{"suite", "check"}, "locktest suite check: give the suite file"},
+		{[]string{"suite", "merge"}, "give the output directories of suite run --shard i/n"},
+		{[]string{"list", "bogus"}, `locktest list: unknown list "bogus" (valid: impls, workloads, faults)`},
+		{[]string{"list", "impls", "faults"}, "locktest list: give at most one of impls, workloads, faults"},
+		{[]string{"images"}, "locktest images: give a command (build)"},
+		{[]string{"version", "--json"}, "locktest version: unknown flag --json"},
+		{[]string{"version", "now"}, `locktest version: takes no arguments (got "now")`},
+		{[]string{"completion", "tcsh"}, `locktest completion: unknown command "tcsh" (valid: bash, fish, powershell, zsh)`},
+	}
+	for _, tc := range cases {
+		code, out, errs := main(tc.args...)
+		if code != exitBadArgs {
+			t.Errorf("%v: exit %d, want %d; stderr %q", tc.args, code, exitBadArgs, errs)
+		}
+		if out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, tc.want) {
+			t.Errorf("%v: stdout %q, stderr %q; want one line on stderr saying %q", tc.args, out, errs, tc.want)
+		}
+	}
+	if _, err := os.Stat(missing); !os.IsNotExist(err) {
+		t.Errorf("bad arguments left %s behind", missing)
+	}
+	// No command at all: the usage, on stderr.
+	if code, out, errs := main(); code != exitBadArgs || out != "" || !strings.Contains(errs, "usage:\n  locktest COMMAND") {
+		t.Errorf("no command: exit %d, stdout %q, stderr %q; want 254 and the usage on stderr", code, out, errs)
 	}
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"io"
 	"os/exec"
 	"reflect"
 	"strings"
@@ -69,7 +68,7 @@ func TestCommandRoundTrip(t *testing.T) {
 				t.Fatalf("%s: does not start with locktest run", cmd)
 			}
 			got := runner.Defaults()
-			if err := runFlags(&got, new(live.Mode), io.Discard).Parse(args[2:]); err != nil {
+			if err := runFlags(&got, new(live.Mode)).Parse(args[2:]); err != nil {
 				t.Fatalf("%s: %v", cmd, err)
 			}
 			if !reflect.DeepEqual(got, want) {

@@ -3,40 +3,43 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/locktest/locktest/serve"
 )
 
-const serveUsage = `usage: locktest serve [STORE] [--addr 127.0.0.1:8080]
-
-Serves the store (default: store) as a web site: an index of the runs with
+const serveLong = `Serves the store (default: store) as a web site: an index of the runs with
 their verdicts and lost updates, each run's files (report.html, plots,
 results.json, history), the designs × faults comparison of the checked runs
 (rendered on request; nothing is written), and a page that follows a run
 in progress, reloading every 2 s until its verdict is in. Listens on
-127.0.0.1 only unless --addr says otherwise. Ctrl-C stops it (exit 130).
+127.0.0.1 only unless --addr says otherwise. Ctrl-C stops it (exit 130).`
 
-flags:
-`
+func serveCommand() *cobra.Command {
+	var addr string
+	cmd := &cobra.Command{
+		Use:               "serve [STORE] [flags]",
+		Short:             "browse the store: runs, verdicts, reports, the comparison, runs in progress",
+		Long:              serveLong,
+		Args:              cobra.ArbitraryArgs,
+		ValidArgsFunction: completeDirs,
+	}
+	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on; 127.0.0.1 keeps the store to this machine")
+	cmd.RunE = exits(func(cmd *cobra.Command, paths []string) int {
+		return serveStore(cmd.Context(), paths, addr, cmd.ErrOrStderr())
+	})
+	return cmd
+}
 
-func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("locktest serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on; 127.0.0.1 keeps the store to this machine")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), serveUsage)
-		fs.PrintDefaults()
-	}
-	paths, code, ok := parsePositional(fs, args, stdout, stderr)
-	if !ok {
-		return code
-	}
+// serveStore serves the store paths names (default: store) on addr until
+// ctx ends.
+func serveStore(ctx context.Context, paths []string, addr string, stderr io.Writer) int {
 	store := "store"
 	switch len(paths) {
 	case 0:
@@ -52,7 +55,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitBadArgs
 	}
 	defer srv.Close()
-	ln, err := net.Listen("tcp", *addr)
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		fmt.Fprintf(stderr, "locktest serve: --addr: %v\n", err)
 		return exitBadArgs

@@ -31,11 +31,11 @@ func TestServeArgs(t *testing.T) {
 		{[]string{store, store}, "give one store directory, not 2"},
 		{[]string{store, "--addr", ln.Addr().String()}, "address already in use"},
 		{[]string{store, "--addr", "nowhere"}, "--addr"},
-		{[]string{"--port", "1"}, "flag provided but not defined"},
+		{[]string{"--port", "1"}, "unknown flag --port"},
 	}
 	for _, tc := range cases {
 		var stdout, stderr bytes.Buffer
-		code := cmdServe(context.Background(), tc.args, &stdout, &stderr)
+		code := Main(append([]string{"serve"}, tc.args...), &stdout, &stderr)
 		if out := stderr.String(); code != exitBadArgs || strings.Count(out, "\n") != 1 || !strings.Contains(out, tc.want) {
 			t.Errorf("serve %v: exit %d, stderr %q; want 254 and one line saying %q", tc.args, code, out, tc.want)
 		}
@@ -43,8 +43,8 @@ func TestServeArgs(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	var stdout, stderr bytes.Buffer
-	if code := cmdServe(ctx, []string{store, "--addr", "127.0.0.1:0"}, &stdout, &stderr); code != exitInterrupted {
+	var stderr bytes.Buffer
+	if code := serveStore(ctx, []string{store}, "127.0.0.1:0", &stderr); code != exitInterrupted {
 		t.Errorf("serve until cancelled: exit %d, want %d; stderr %q", code, exitInterrupted, stderr.String())
 	}
 	if !strings.Contains(stderr.String(), "on http://127.0.0.1:") {

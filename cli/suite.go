@@ -3,123 +3,130 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
 	"regexp"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"github.com/locktest/locktest/cluster"
 	"github.com/locktest/locktest/live"
 	"github.com/locktest/locktest/suite"
 )
 
-const suiteUsage = `usage:
-  locktest suite run <file> [flags]   run every scenario × seed, judge each against its
-                                      expectation; exit 0 only when all match
-  locktest suite check <file>         validate the file only (exit 0, or 254 naming file:line)
-  locktest suite merge <dir>... [--out DIR]
-                                      combine the outputs of suite run --shard i/n into the
-                                      reports one whole run writes; exit as that run would
-`
+const suiteLong = `A suite file lists scenarios (design, workload, fault, settings, seeds) with the
+outcome each should have; locktest suite check validates one without running it.
 
-func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, suiteUsage)
-		return exitBadArgs
+suite run: runs every scenario × seed and judges each against its expectation.
+Runs go in <out>/runs/; <out> also gets summary.md (Markdown), junit.xml,
+suite.json and the designs × faults comparison (compare.html, .png, .md,
+.json). Exit 0: every run matched its expectation; 1: some did not; 255: a
+run could not finish; 254: bad input (nothing started); 130: interrupted.
+
+suite merge: combines the outputs of suite run --shard i/n into the files one
+whole run writes, into --out (default store/suites/<suite>/<time>-merged;
+refused when it exists and is not empty). Outputs of other suite files,
+builds or selections, or duplicate shards: 254, nothing written. Exit codes
+as suite run's, and 2 when shards are missing (the reports say which) and no
+run failed.`
+
+func suiteCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "suite COMMAND",
+		Short: "run, check or merge suites of scenarios with expected outcomes (CI)",
+		Long:  suiteLong,
+		Args:  cobra.ArbitraryArgs,
+		RunE:  unknownCommand,
 	}
-	switch args[0] {
-	case "run":
-		return cmdSuiteRun(ctx, args[1:], stdout, stderr)
-	case "check":
-		return cmdSuiteCheck(args[1:], stdout, stderr)
-	case "merge":
-		return cmdSuiteMerge(args[1:], stdout, stderr)
-	case "-h", "--help", "help":
-		fs := suiteRunFlags(&suite.Options{}, new(string), new(string))
-		fs.SetOutput(stdout)
-		fs.Usage()
-		return exitValid
-	default:
-		fmt.Fprintf(stderr, "locktest suite: unknown command %q (valid: run, check, merge)\n", args[0])
-		return exitBadArgs
+	cmd.AddCommand(suiteRunCommand(), suiteCheckCommand(), suiteMergeCommand())
+	return cmd
+}
+
+// suiteFile is the positional argument of suite run and suite check.
+func suiteFile(_ *cobra.Command, args []string) error {
+	switch len(args) {
+	case 0:
+		return errors.New("give the suite file, e.g. suites/quick.yaml")
+	case 1:
+		return nil
+	}
+	return fmt.Errorf("unexpected argument %q: give one suite file", args[1])
+}
+
+func suiteCheckCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:               "check FILE",
+		Short:             "validate a suite file (exit 0, or 254 naming file:line)",
+		Args:              suiteFile,
+		ValidArgsFunction: completeSuiteFile,
+		RunE: exits(func(cmd *cobra.Command, args []string) int {
+			path := args[0]
+			f, err := suite.Load(path)
+			if err != nil {
+				fmt.Fprintln(cmd.ErrOrStderr(), "locktest:", err)
+				return exitBadArgs
+			}
+			runs, unmeasured := 0, 0
+			for _, sc := range f.Scenarios {
+				runs += len(sc.Runs)
+				if sc.Unmeasured {
+					unmeasured++
+				}
+			}
+			var matrix string
+			if len(f.Matrix) > 0 {
+				matrix = fmt.Sprintf(" (matrix of %d cells, %d at its default expectation)", len(f.Matrix), unmeasured)
+			}
+			var sweeps string
+			if len(f.Sweeps) > 0 {
+				sweeps = fmt.Sprintf(", %d envelopes", len(f.Sweeps))
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: suite %s, %d scenarios%s, %d runs%s: valid\n", path, f.Name, len(f.Scenarios), matrix, runs, sweeps)
+			return exitValid
+		}),
 	}
 }
 
-// parseInterleaved parses flags placed before or after the one positional
-// argument (locktest suite run suites/quick.yaml --out reports).
-func parseInterleaved(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (string, int, bool) {
-	pos, code, ok := parsePositional(fs, args, stdout, stderr)
-	switch {
-	case !ok:
-		return "", code, false
-	case len(pos) == 0:
-		fmt.Fprintf(stderr, "%s: give the suite file, e.g. suites/quick.yaml\n", fs.Name())
-		return "", exitBadArgs, false
-	case len(pos) > 1:
-		fmt.Fprintf(stderr, "%s: unexpected argument %q: give one suite file\n", fs.Name(), pos[1])
-		return "", exitBadArgs, false
-	}
-	return pos[0], 0, true
+// parallelDefault is how the help gives --parallel's default, which
+// depends on the machine: generated docs must not.
+const parallelDefault = "one per core, at most 4"
+
+// suiteRunFlags binds the flags that say how to run a suite (suite run's,
+// and compare --run's for its campaign) to opt.
+func suiteRunFlags(fs *pflag.FlagSet, opt *suite.Options, with string) {
+	fs.IntVar(&opt.Parallel, "parallel", suite.DefaultParallel(), with+"runs at once")
+	fs.Lookup("parallel").DefValue = parallelDefault
+	fs.IntVar(&opt.Seeds, "seeds", 0, with+"run every scenario with seeds 1..N instead of its own (detection rates)")
+	fs.StringVar(&opt.Backend, "backend", "", with+"run every scenario's servers as local processes or docker containers (default: each scenario's own, local)")
 }
 
-func cmdSuiteCheck(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("locktest suite check", flag.ContinueOnError)
-	fs.Usage = func() { fmt.Fprint(fs.Output(), suiteUsage) }
-	path, code, ok := parseInterleaved(fs, args, stdout, stderr)
-	if !ok {
-		return code
-	}
-	f, err := suite.Load(path)
-	if err != nil {
-		fmt.Fprintln(stderr, "locktest:", err)
-		return exitBadArgs
-	}
-	runs, unmeasured := 0, 0
-	for _, sc := range f.Scenarios {
-		runs += len(sc.Runs)
-		if sc.Unmeasured {
-			unmeasured++
-		}
-	}
-	var matrix string
-	if len(f.Matrix) > 0 {
-		matrix = fmt.Sprintf(" (matrix of %d cells, %d at its default expectation)", len(f.Matrix), unmeasured)
-	}
-	var sweeps string
-	if len(f.Sweeps) > 0 {
-		sweeps = fmt.Sprintf(", %d envelopes", len(f.Sweeps))
-	}
-	fmt.Fprintf(stdout, "%s: suite %s, %d scenarios%s, %d runs%s: valid\n", path, f.Name, len(f.Scenarios), matrix, runs, sweeps)
-	return exitValid
-}
-
-// suiteRunFlags binds suite run's flags to opt, filter and shard; its
-// usage is the whole of suite's help, since check has no flags.
-func suiteRunFlags(opt *suite.Options, filter, shard *string) *flag.FlagSet {
-	fs := flag.NewFlagSet("locktest suite run", flag.ContinueOnError)
-	fs.StringVar(&opt.Out, "out", "", "directory for the run directories and reports (default store/suites/<suite>/<time>)")
-	fs.IntVar(&opt.Parallel, "parallel", suite.DefaultParallel(), "runs at once: one per core, at most 4, by default")
-	fs.IntVar(&opt.Seeds, "seeds", 0, "run every scenario with seeds 1..N instead of its own (detection rates)")
-	fs.StringVar(filter, "run", "", "only the scenarios whose name matches this regular expression")
-	fs.StringVar(shard, "shard", "", "run only part `i/n` of the selected runs (1 ≤ i ≤ n), balanced by expected time; combine with suite merge")
-	fs.StringVar(&opt.Backend, "backend", "", "run every scenario's servers as local processes or docker containers (default: each scenario's own, local)")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), suiteUsage, "\nA suite file lists scenarios (design, workload, fault, settings, seeds) with the\noutcome each should have; locktest suite check validates one without running it.\n\nsuite run: runs go in <out>/runs/; <out> also gets summary.md (Markdown),\njunit.xml, suite.json and the designs × faults comparison (compare.html, .png,\n.md, .json). Exit 0: every run matched its expectation; 1: some did not;\n255: a run could not finish; 254: bad input (nothing started); 130: interrupted.\n\nsuite merge: the same files from shard outputs, into --out (default\nstore/suites/<suite>/<time>-merged; refused when it exists and is not empty).\nOutputs of other suite files, builds or selections, or duplicate shards: 254,\nnothing written. Exit codes as suite run's, and 2 when shards are missing\n(the reports say which) and no run failed.\n\nflags of suite run (suite check takes none, suite merge only --out):\n")
-		fs.PrintDefaults()
-	}
-	return fs
-}
-
-func cmdSuiteRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func suiteRunCommand() *cobra.Command {
 	var opt suite.Options
 	var filter, shard string
-	fs := suiteRunFlags(&opt, &filter, &shard)
-	path, code, ok := parseInterleaved(fs, args, stdout, stderr)
-	if !ok {
-		return code
+	cmd := &cobra.Command{
+		Use:               "run FILE [flags]",
+		Short:             "run every scenario × seed, judge each against its expectation; exit 0 only when all match",
+		Args:              suiteFile,
+		ValidArgsFunction: completeSuiteFile,
+		RunE: exits(func(cmd *cobra.Command, args []string) int {
+			return runSuite(cmd.Context(), args[0], opt, filter, shard, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		}),
 	}
+	fs := cmd.Flags()
+	fs.StringVar(&opt.Out, "out", "", "directory for the run directories and reports (default store/suites/<suite>/<time>)")
+	suiteRunFlags(fs, &opt, "")
+	fs.StringVar(&filter, "run", "", "only the scenarios whose name matches this regular expression")
+	fs.StringVar(&shard, "shard", "", "run only part `i/n` of the selected runs (1 ≤ i ≤ n), balanced by expected time; combine with suite merge")
+	completeSetting(cmd, "backend")
+	return cmd
+}
+
+// runSuite validates suite run's options, then runs the suite file at
+// path and writes its reports: suite run, and compare --run's campaign.
+func runSuite(ctx context.Context, path string, opt suite.Options, filter, shard string, stdout, stderr io.Writer) int {
 	if opt.Parallel < 1 || opt.Seeds < 0 {
 		fmt.Fprintln(stderr, "locktest suite run: --parallel must be at least 1 and --seeds not negative")
 		return exitBadArgs
@@ -193,37 +200,42 @@ func suiteExit(rep suite.Report) int {
 	return exitInternal
 }
 
-func cmdSuiteMerge(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("locktest suite merge", flag.ContinueOnError)
-	out := fs.String("out", "", "directory for the merged reports; must not exist or be empty (default store/suites/<suite>/<time>-merged)")
-	fs.Usage = func() { fmt.Fprint(fs.Output(), suiteUsage); fs.PrintDefaults() }
-	dirs, code, ok := parsePositional(fs, args, stdout, stderr)
-	if !ok {
-		return code
+func suiteMergeCommand() *cobra.Command {
+	var out string
+	cmd := &cobra.Command{
+		Use:               "merge DIR... [flags]",
+		Short:             "combine the outputs of suite run --shard i/n into the reports one whole run writes",
+		Args:              cobra.ArbitraryArgs,
+		ValidArgsFunction: completeDirs,
 	}
-	if len(dirs) == 0 {
-		fmt.Fprintln(stderr, "locktest suite merge: give the output directories of suite run --shard i/n")
-		return exitBadArgs
-	}
-	if *out == "" {
-		first, err := suite.ReadReport(dirs[0])
-		if err != nil {
-			fmt.Fprintf(stderr, "locktest suite merge: %s: not a suite output: %v\n", dirs[0], errors.Unwrap(err))
+	cmd.Flags().StringVar(&out, "out", "", "directory for the merged reports; must not exist or be empty (default store/suites/<suite>/<time>-merged)")
+	cmd.RunE = exits(func(cmd *cobra.Command, dirs []string) int {
+		stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+		if len(dirs) == 0 {
+			fmt.Fprintln(stderr, "locktest suite merge: give the output directories of suite run --shard i/n")
 			return exitBadArgs
 		}
-		*out = filepath.Join("store", "suites", first.Suite, time.Now().Format("20060102T150405")+"-merged")
-	}
-	rep, err := suite.Merge(dirs, *out)
-	if err != nil {
-		return exitCode(err, stderr)
-	}
-	if err := rep.WriteMerged(); err != nil {
-		fmt.Fprintln(stderr, "locktest:", err)
-		return exitInternal
-	}
-	rep.Print(stdout)
-	if rep.Interrupted {
-		fmt.Fprintln(stderr, "locktest: a shard was interrupted: its unfinished runs count as not run")
-	}
-	return suiteExit(rep)
+		if out == "" {
+			first, err := suite.ReadReport(dirs[0])
+			if err != nil {
+				fmt.Fprintf(stderr, "locktest suite merge: %s: not a suite output: %v\n", dirs[0], errors.Unwrap(err))
+				return exitBadArgs
+			}
+			out = filepath.Join("store", "suites", first.Suite, time.Now().Format("20060102T150405")+"-merged")
+		}
+		rep, err := suite.Merge(dirs, out)
+		if err != nil {
+			return exitCode(err, stderr)
+		}
+		if err := rep.WriteMerged(); err != nil {
+			fmt.Fprintln(stderr, "locktest:", err)
+			return exitInternal
+		}
+		rep.Print(stdout)
+		if rep.Interrupted {
+			fmt.Fprintln(stderr, "locktest: a shard was interrupted: its unfinished runs count as not run")
+		}
+		return suiteExit(rep)
+	})
+	return cmd
 }

@@ -6,28 +6,36 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/spf13/cobra"
+
 	"github.com/locktest/locktest/cluster"
 	"github.com/locktest/locktest/impls"
 	"github.com/locktest/locktest/reports"
 )
 
-const versionUsage = `usage: locktest version
-
-Prints this binary's module version, the git revision it was built from (and
+const versionLong = `Prints this binary's module version, the git revision it was built from (and
 whether the checkout had uncommitted changes), its Go version, and the
 version of each server the registered designs run on, as installed here.
-results.json records the same, per run.
-`
+results.json records the same, per run.`
 
-func cmdVersion(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 1 && (args[0] == "-h" || args[0] == "--help") {
-		fmt.Fprint(stdout, versionUsage)
-		return exitValid
+func versionCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "this binary's version and revision, and the installed servers'",
+		Long:  versionLong,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return fmt.Errorf("takes no arguments (got %q)", args[0])
+			}
+			return nil
+		},
+		ValidArgsFunction: cobra.NoFileCompletions,
+		Run:               func(cmd *cobra.Command, _ []string) { printVersion(cmd.OutOrStdout()) },
 	}
-	if len(args) > 0 {
-		fmt.Fprintf(stderr, "locktest version: takes no arguments (got %q)\n", args[0])
-		return exitBadArgs
-	}
+}
+
+// printVersion prints the build and the servers' versions.
+func printVersion(stdout io.Writer) {
 	b := reports.CurrentBuild()
 	fmt.Fprintf(stdout, "locktest  %s %s\n", b.Module, b.Version)
 	if b.Revision != "" {
@@ -48,5 +56,4 @@ func cmdVersion(args []string, stdout, stderr io.Writer) int {
 	for _, name := range slices.Sorted(maps.Keys(servers)) {
 		fmt.Fprintf(stdout, "server    %s %s\n", name, servers[name])
 	}
-	return exitValid
 }

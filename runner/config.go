@@ -34,6 +34,10 @@ func (d *Duration) Set(s string) error {
 	return nil
 }
 
+// Type names the value in a command's help (--budget DURATION), so that
+// *Duration is a pflag.Value too.
+func (d *Duration) Type() string { return "DURATION" }
+
 // MarshalJSON writes the duration as a string.
 func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
 

@@ -3,7 +3,6 @@ package runner
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -255,30 +254,9 @@ func ShellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// PrintSettings writes the help of the settings' flags, one line each,
-// with the default where it is not the zero value.
-func PrintSettings(w io.Writer) {
-	def, zero := Defaults(), Config{}
-	heads := make([]string, len(Settings))
-	width := 0
-	for i, s := range Settings {
-		heads[i] = "--" + s.Flag
-		if arg := s.arg(); arg != "" {
-			heads[i] += " " + arg
-		}
-		width = max(width, len(heads[i]))
-	}
-	for i, s := range Settings {
-		line := fmt.Sprintf("  %-*s  %s", width, heads[i], s.Help)
-		if d := s.Value(&def).String(); d != s.Value(&zero).String() {
-			line += " (default " + d + ")"
-		}
-		fmt.Fprintln(w, line)
-	}
-}
-
-// arg is the placeholder of the flag's value in the help.
-func (s Setting) arg() string {
+// Placeholder names the flag's value in the help (--ttl DURATION); it is
+// empty for a bool, which takes none.
+func (s Setting) Placeholder() string {
 	if s.Arg != "" {
 		return s.Arg
 	}
