@@ -73,11 +73,16 @@ func TestCompletion(t *testing.T) {
 // on Tab: the test binary stands in for locktest (TestMain).
 func TestBashCompletion(t *testing.T) {
 	const bashCompletion = "/usr/share/bash-completion/bash_completion"
+	if testing.Short() {
+		t.Skip("runs bash with the bash-completion package; run without -short")
+	}
+	// scripts/install-deps installs both: a missing one is a broken setup,
+	// not a reason to pass.
 	if _, err := exec.LookPath("bash"); err != nil {
-		t.Skip("no bash")
+		t.Fatal("no bash")
 	}
 	if _, err := os.Stat(bashCompletion); err != nil {
-		t.Skipf("no bash-completion package (%s): apt-get install bash-completion", bashCompletion)
+		t.Fatalf("no bash-completion package (%s): run scripts/install-deps, or apt-get install bash-completion", bashCompletion)
 	}
 	code, script, errs := main("completion", "bash")
 	if code != exitValid || !strings.Contains(script, "__start_locktest") {
