@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -477,7 +476,9 @@ func (c *instance) Stop(grace time.Duration) error {
 	if c.log != nil {
 		opt := client.ContainerLogsOptions{ShowStdout: true, ShowStderr: true}
 		if !c.since.IsZero() {
-			opt.Since = strconv.FormatInt(c.since.Unix(), 10)
+			// To the nanosecond: the slot's default server may have
+			// written its start-up lines within the same second.
+			opt.Since = fmt.Sprintf("%d.%09d", c.since.Unix(), c.since.Nanosecond())
 		}
 		if logs, err := c.cli.ContainerLogs(ctx, c.id, opt); err == nil {
 			_, _ = stdcopy.StdCopy(c.log, c.log, logs)
