@@ -255,11 +255,11 @@ func internalCommands() []*cobra.Command {
 		}),
 		internal(container.WatchdogCommand, cmdWatchdog),
 		internal(container.NodeExecCommand, func(args []string, stderr io.Writer) int {
-			if len(args) != 1 {
-				fmt.Fprintln(stderr, "locktest", container.NodeExecCommand+": give the node spec file")
+			if len(args) < 1 {
+				fmt.Fprintln(stderr, "locktest", container.NodeExecCommand+": give the node spec file, then the default server's command if any")
 				return exitBadArgs
 			}
-			if err := container.NodeExec(args[0]); err != nil {
+			if err := container.NodeExec(args[0], args[1:]); err != nil {
 				fmt.Fprintln(stderr, "locktest", container.NodeExecCommand+":", err)
 				return exitInternal
 			}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -25,12 +26,15 @@ import (
 // ComposeBackend runs a coordinator inside a docker-compose topology
 // (docker-compose.yml at the repository root): the servers are the
 // topology's containers, "slots" labelled io.locktest.slot=<node name>.
-// An idle slot runs `locktest node-exec`, which waits; a run hands a slot
-// its node by copying in the node's directory and command (the same Spec
-// the other backends run), then restarting it, so the slot's entry point
-// execs the server. Faults act on the slot as on any container: docker
-// pause, kill, start. The coordinator reaches the Docker engine through
-// its socket, mounted into its container.
+// A slot's entry point is `locktest node-exec`: without a node it runs the
+// slot's default server (the command the compose file gives it), so the
+// topology serves clients on its own. A run hands a slot its node by
+// copying in the node's directory and command (the same Spec the other
+// backends run), then restarting it, so the entry point execs the run's
+// server instead; when the run ends, the slot gets its default back.
+// Faults act on the slot as on any container: docker pause, kill, start.
+// The coordinator reaches the Docker engine through its socket, mounted
+// into its container.
 const ComposeBackend = "compose"
 
 // Slot labels and paths.
@@ -40,7 +44,15 @@ const (
 	SlotSpec = "/etc/locktest/node.json"
 	// NodeExecCommand is the hidden subcommand a slot runs.
 	NodeExecCommand = "node-exec"
-	composeProject  = "com.docker.compose.project"
+	// emptyFileFlag, before a slot's default command, names a file
+	// node-exec empties before the server starts: Sentinel runs only from
+	// a config file it may rewrite, and each start must begin from its
+	// flags alone, not from what the last one wrote there (its monitor
+	// line again would be a duplicate, which Sentinel refuses).
+	emptyFileFlag  = "--empty-file"
+	composeProject = "com.docker.compose.project"
+	// composeOneOff marks a container of `docker-compose run`.
+	composeOneOff = "com.docker.compose.oneoff"
 )
 
 func init() { cluster.RegisterBackend(ComposeBackend, newCompose) }
@@ -69,7 +81,6 @@ func newCompose(string) (cluster.Backend, error) {
 	for name := range r.Container.NetworkSettings.Networks {
 		c.nets[name] = true
 	}
-	composeUsed.Store(c.project)
 	return c, nil
 }
 
@@ -161,8 +172,9 @@ func (c *compose) host(ctx context.Context, id, name string) (string, error) {
 	return "", fmt.Errorf("slot %s shares no network with this container (is it running?)", name)
 }
 
-// idleSlot empties a stopped slot's SlotSpec and starts it, idle, for the
-// next run: it keeps its address, and the topology keeps running.
+// idleSlot empties a stopped slot's SlotSpec and starts it, back on its
+// default server, for the next run: it keeps its address, and the topology
+// keeps running.
 func idleSlot(ctx context.Context, cli *tc.DockerClient, id, name string) error {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
@@ -245,10 +257,14 @@ func slotArchive(spec cluster.Spec) (io.Reader, error) {
 }
 
 // NodeExec is a slot's entry point: it execs the node in SlotSpec, or,
-// while the slot has none, waits to be stopped.
-func NodeExec(path string) error {
+// while the slot has none, its default server def (`[--empty-file FILE]…
+// COMMAND ARG…`), or, with no default either, waits to be stopped.
+func NodeExec(path string, def []string) error {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) || (err == nil && len(bytes.TrimSpace(data)) == 0) {
+		if len(def) > 0 {
+			return execDefault(def)
+		}
 		// As the first process of a container, only signals with a
 		// handler reach it.
 		sig := make(chan os.Signal, 1)
@@ -269,26 +285,38 @@ func NodeExec(path string) error {
 	return syscall.Exec(s.Path, append([]string{s.Path}, s.Args...), append(os.Environ(), s.Env...))
 }
 
-// composeUsed names the compose project whose slots this process used.
-var composeUsed atomicString
-
-type atomicString struct {
-	mu sync.Mutex
-	s  string
+// execDefault empties the files def names with emptyFileFlag, then execs
+// the rest of def. argv[0] stays as given: redis-server acts on the name it
+// is called by (redis-sentinel).
+func execDefault(def []string) error {
+	for len(def) >= 2 && def[0] == emptyFileFlag {
+		if err := os.WriteFile(def[1], nil, 0o644); err != nil {
+			return fmt.Errorf("default server: %w", err)
+		}
+		def = def[2:]
+	}
+	if len(def) == 0 || strings.HasPrefix(def[0], "-") {
+		return fmt.Errorf("default server: want [%s FILE]… COMMAND ARG…, got %q", emptyFileFlag, def)
+	}
+	bin, err := exec.LookPath(def[0])
+	if err != nil {
+		return fmt.Errorf("default server: %w", err)
+	}
+	return syscall.Exec(bin, def, os.Environ())
 }
-
-func (a *atomicString) Store(s string) { a.mu.Lock(); a.s = s; a.mu.Unlock() }
-func (a *atomicString) Load() string   { a.mu.Lock(); defer a.mu.Unlock(); return a.s }
 
 // StopTopologyEnv, set in the coordinator's container, makes StopTopology
 // stop the topology's slots.
 const StopTopologyEnv = "LOCKTEST_STOP_TOPOLOGY"
 
 // StopTopology stops every slot of the docker-compose topology this
-// process runs in, if StopTopologyEnv is set: the topology exists for its
-// coordinator, and `docker-compose up` ends only when every container has
-// (an idle slot would wait forever). The coordinator calls it as it ends,
-// whether or not a run got as far as taking a slot.
+// process runs in, if StopTopologyEnv is set: the suite runner of
+// `docker-compose --profile suite up` is what the topology was brought up
+// for, and `up` ends only when every container has (a slot's default
+// server would run forever). The coordinator calls it as it ends, whether
+// or not a run got as far as taking a slot. A one-off coordinator
+// (`docker-compose run`) leaves the topology running: `up -d` started it,
+// for clients of its own, and nothing waits for it to end.
 func StopTopology() {
 	if os.Getenv(StopTopologyEnv) == "" {
 		return
@@ -300,16 +328,13 @@ func StopTopology() {
 		return
 	}
 	defer cli.Close()
-	project := composeUsed.Load()
-	if project == "" {
-		self, _ := os.Hostname()
-		r, err := cli.ContainerInspect(ctx, self, client.ContainerInspectOptions{})
-		if err != nil || r.Container.Config == nil {
-			return
-		}
-		project = r.Container.Config.Labels[composeProject]
+	self, _ := os.Hostname()
+	r, err := cli.ContainerInspect(ctx, self, client.ContainerInspectOptions{})
+	if err != nil || r.Container.Config == nil {
+		return
 	}
-	if project == "" {
+	project := r.Container.Config.Labels[composeProject]
+	if project == "" || r.Container.Config.Labels[composeOneOff] == "True" {
 		return
 	}
 	f := client.Filters{}.Add("label", composeProject+"="+project).Add("label", LabelSlot)

@@ -56,9 +56,11 @@ const ImageTag = "local"
 const LabelImage = "io.locktest.image"
 
 // images are the server images; the binary a node runs chooses its image.
+// The clients (redis-cli, etcdctl) are there for docker-compose.yml's
+// healthchecks: an image FROM scratch has no shell to probe a server with.
 var images = []Image{
-	{Name: "locktest/redis", Binaries: []string{"redis-server", "redis-sentinel"}},
-	{Name: "locktest/etcd", Binaries: []string{"etcd"}},
+	{Name: "locktest/redis", Binaries: []string{"redis-server", "redis-sentinel", "redis-cli"}},
+	{Name: "locktest/etcd", Binaries: []string{"etcd", "etcdctl"}},
 	// PostgreSQL's server with its modules (plpgsql), its share files and
 	// the time zones it reads at start-up; initdb runs on the host.
 	{Name: "locktest/postgres", Binaries: []string{"postgres", "initdb"},
