@@ -2,7 +2,6 @@ package tests
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,8 +25,8 @@ import (
 
 var buildImages sync.Once
 
-// needImages builds the images once per test binary (a few seconds: the
-// binaries and their libraries, FROM scratch).
+// needImages builds the images once per test binary (the binaries and
+// their libraries, FROM scratch: about 40 s for the five on 2 cores).
 func needImages(t *testing.T) {
 	t.Helper()
 	buildImages.Do(func() {
@@ -317,69 +316,6 @@ func TestDockerCoordinatorDies(t *testing.T) {
 			assertNothingLeft(t, store, binary)
 		})
 	}
-}
-
-// TestDockerCompose brings up docker-compose.yml at the repository root:
-// the topology's servers, and the locktest container that runs
-// suites/compose.yaml against them and then stops them, so that `up` runs
-// to completion. `down` must leave nothing of the project.
-func TestDockerCompose(t *testing.T) {
-	needImages(t) // the images hold this test's locktest
-	out := t.TempDir()
-	project := fmt.Sprintf("locktest-test-%d", os.Getpid())
-	compose := func(args ...string) *exec.Cmd {
-		cmd := exec.Command("docker-compose", append([]string{"-p", project}, args...)...)
-		cmd.Dir = ".."
-		cmd.Env = append(os.Environ(), "LOCKTEST_COMPOSE_OUT="+out)
-		return cmd
-	}
-	down := func() {
-		if msg, err := compose("down", "-v", "--remove-orphans").CombinedOutput(); err != nil {
-			t.Errorf("docker-compose down: %v: %s", err, msg)
-		}
-	}
-	defer down()
-	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
-	defer cancel()
-	start := time.Now()
-	up := compose("up", "--no-color")
-	cmd := exec.CommandContext(ctx, up.Path, up.Args[1:]...)
-	cmd.Dir, cmd.Env = up.Dir, up.Env
-	msg, err := cmd.CombinedOutput()
-	t.Logf("docker-compose up: %s", time.Since(start).Round(time.Second))
-	if err != nil {
-		t.Fatalf("docker-compose up: %v\n%s", err, msg)
-	}
-	id, err := compose("ps", "-q", "locktest").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	code, err := exec.Command("docker", "inspect", "-f", "{{.State.ExitCode}}", strings.TrimSpace(string(id))).Output()
-	if err != nil || strings.TrimSpace(string(code)) != "0" {
-		t.Fatalf("the locktest container exited with %q (%v)\n%s", code, err, msg)
-	}
-	j := readJUnit(t, out)
-	if n := len(j.Suites[0].Cases); n != 3 || j.Suites[0].Failures+j.Suites[0].Errors != 0 {
-		t.Fatalf("junit: %d cases, %d failures, %d errors; want 3 passing\n%s", n, j.Suites[0].Failures, j.Suites[0].Errors, msg)
-	}
-	// Every server ran in its slot: Redlock's five nodes among them.
-	for _, slot := range []string{"redis-0", "redis-4", "sentinel-2", "resource"} {
-		logs, _ := filepath.Glob(filepath.Join(out, "runs", "*", "*", "*", "nodes", slot, slot+".log"))
-		if len(logs) == 0 {
-			t.Errorf("no run used slot %s", slot)
-		}
-	}
-	down()
-	for _, kind := range [][]string{{"ps", "-aq"}, {"network", "ls", "-q"}, {"volume", "ls", "-q"}} {
-		left, err := exec.Command("docker", append(kind, "--filter", "label=com.docker.compose.project="+project)...).Output()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if s := strings.TrimSpace(string(left)); s != "" {
-			t.Errorf("docker %v: left after down: %s", kind, s)
-		}
-	}
-	assertNoDocker(t, 5*time.Second)
 }
 
 // TestDockerOtherServers runs the ZooKeeper ensemble and the PostgreSQL
