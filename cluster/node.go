@@ -105,6 +105,9 @@ func (n *Node) Process() Instance {
 func (n *Node) Start(ctx context.Context) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if u, ok := n.proc.(*userProcess); ok {
+		return fmt.Errorf("start %s: it is your server at %s, which locktest does not start or restart", n.Name, u.server.Addr)
+	}
 	if n.proc != nil {
 		if exited, _ := n.proc.Exited(); !exited {
 			return fmt.Errorf("start %s: already running", n.Name)
