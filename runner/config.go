@@ -98,6 +98,13 @@ type Config struct {
 	// the registered design whose servers it talks to (or "none").
 	ExecCmd     string `json:"exec_cmd,omitempty"`
 	ExecServers string `json:"exec_servers,omitempty"`
+	// Servers are lock servers the user runs (host:port), the design's
+	// nodes in its order, which the run uses instead of starting its own
+	// (impls.OnServers): a lock whose servers locktest cannot start still
+	// meets link faults. ServerPids are their processes, in the same
+	// order, for the faults that pause servers.
+	Servers    []string `json:"servers,omitempty"`
+	ServerPids []int    `json:"server_pids,omitempty"`
 	// Backend runs the servers: "local" processes (the default) or
 	// "docker" containers (cluster.RegisterBackend).
 	Backend string `json:"backend,omitempty"`
@@ -183,6 +190,12 @@ func (r Resolved) reproduce() string {
 // exec design around the user's program.
 func (cfg Config) LookupDesign() (impls.Design, error) {
 	switch {
+	case cfg.Impl == impls.ExecName && len(cfg.Servers) > 0:
+		// The program's servers are the user's: none to start.
+		if cfg.ExecServers != "" {
+			return impls.Design{}, errors.New("--servers replaces --exec-servers: give one of them")
+		}
+		return impls.ExecDesign(cfg.ExecCmd, "none")
 	case cfg.Impl == impls.ExecName:
 		return impls.ExecDesign(cfg.ExecCmd, cfg.ExecServers)
 	case cfg.ExecCmd != "" || cfg.ExecServers != "":
@@ -197,6 +210,18 @@ func Resolve(cfg Config) (Resolved, error) {
 	var err error
 	if r.Design, err = cfg.LookupDesign(); err != nil {
 		return r, &BadConfigError{err}
+	}
+	if len(cfg.Servers) > 0 || len(cfg.ServerPids) > 0 {
+		if len(cfg.Servers) == 0 {
+			return r, bad("--server-pids needs --servers: the addresses of the servers whose pids they are")
+		}
+		servers, err := cluster.ParseUserServers(cfg.Servers, cfg.ServerPids)
+		if err != nil {
+			return r, &BadConfigError{err}
+		}
+		if r.Design, err = impls.OnServers(r.Design, servers); err != nil {
+			return r, &BadConfigError{err}
+		}
 	}
 	if r.Workload, err = workloads.Lookup(cfg.Workload); err != nil {
 		return r, &BadConfigError{err}
@@ -226,6 +251,11 @@ func Resolve(cfg Config) (Resolved, error) {
 		}
 		if err := f.Applies(r.Design, cfg.Workload); err != nil {
 			return r, bad("fault %s does not apply to impl %s: %v", name, cfg.Impl, err)
+		}
+		if len(cfg.Servers) > 0 {
+			if err := faults.CheckUserServers(f, len(cfg.ServerPids) > 0); err != nil {
+				return r, &BadConfigError{err}
+			}
 		}
 		t, err := faultTarget(f, targets[name], r.Design, cfg.Clients)
 		if err != nil {

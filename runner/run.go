@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -609,6 +610,12 @@ func analyze(dir string, cfg Resolved, write bool, writing func()) (reports.Resu
 	res := reports.Results{Scenario: cfg.Scenario, Impl: cfg.Impl, Workload: cfg.Workload.Name, Faults: cfg.Config.Faults,
 		Seed: cfg.Seed, Clients: cfg.Clients, Command: cfg.reproduce(), Config: cfg.Config, Dir: dir,
 		Locktest: reports.CurrentBuild(), Servers: cluster.ServerVersions(slices.Collect(maps.Keys(binaries(cfg))))}
+	if len(cfg.Servers) > 0 {
+		// The version probe asks installed binaries, which say nothing of
+		// servers the user runs (binaries leaves theirs out).
+		res.Notes = append(res.Notes, fmt.Sprintf("the lock servers were yours (--servers %s): locktest did not start them and does not know their version",
+			strings.Join(cfg.Servers, ",")))
+	}
 	defer limitHeap(filepath.Join(dir, reports.HistoryFile))()
 	recs, err := history.ReadFile(filepath.Join(dir, reports.HistoryFile))
 	switch {

@@ -1,0 +1,97 @@
+package runner
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// TestResolveServers: --servers and --server-pids are read, checked
+// against the design and the faults before anything starts, and the
+// command that reproduces the run gives them again.
+func TestResolveServers(t *testing.T) {
+	base := func(impl string, faults ...string) Config {
+		cfg := Defaults()
+		cfg.Impl, cfg.Faults = impl, faults
+		return cfg
+	}
+	cases := []struct {
+		name string
+		edit func(*Config)
+		want string // "" = resolves
+	}{
+		{"pause-holder", func(c *Config) { *c = base("redis-single", "pause-holder"); c.Servers = []string{"127.0.0.1:7000"} }, ""},
+		{"link faults", func(c *Config) {
+			*c = base("redlock", "partition", "latency", "reset-peer")
+			c.Servers = []string{"127.0.0.1:7000", "127.0.0.1:7001", "127.0.0.1:7002", "127.0.0.1:7003", "127.0.0.1:7004"}
+		}, ""},
+		{"pause-node with pids", func(c *Config) {
+			*c = base("redis-single", "pause-node")
+			c.Servers, c.ServerPids = []string{"127.0.0.1:7000"}, []int{4242}
+		}, ""},
+		{"pause-node without pids", func(c *Config) { *c = base("redis-single", "pause-node"); c.Servers = []string{"127.0.0.1:7000"} }, "give your servers' pids with --server-pids"},
+		{"kill-node", func(c *Config) {
+			*c = base("redis-single", "kill-node")
+			c.Servers, c.ServerPids = []string{"127.0.0.1:7000"}, []int{4242}
+		}, "fault kill-node needs servers locktest starts"},
+		{"count", func(c *Config) { *c = base("redlock", "none"); c.Servers = []string{"127.0.0.1:7000"} }, "runs on 5 server(s), 1 given"},
+		{"pids alone", func(c *Config) { *c = base("redis-single", "none"); c.ServerPids = []int{4242} }, "--server-pids needs --servers"},
+		{"malformed", func(c *Config) { *c = base("redis-single", "none"); c.Servers = []string{"localhost"} }, "not host:port"},
+		{"exec", func(c *Config) {
+			*c = base("exec", "partition")
+			c.ExecCmd, c.Servers = "python3 mylock.py", []string{"127.0.0.1:7000", "127.0.0.1:7001"}
+		}, ""},
+		{"exec and exec-servers", func(c *Config) {
+			*c = base("exec", "none")
+			c.ExecCmd, c.ExecServers, c.Servers = "python3 mylock.py", "redis-single", []string{"127.0.0.1:7000"}
+		}, "--servers replaces --exec-servers"},
+		{"sentinel", func(c *Config) {
+			*c = base("redis-replicated", "none")
+			c.Servers = []string{"127.0.0.1:7000", "127.0.0.1:7001", "127.0.0.1:7002"}
+		}, "cannot run on servers you run"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var cfg Config
+			tc.edit(&cfg)
+			r, err := Resolve(cfg)
+			if tc.want != "" {
+				var b *BadConfigError
+				if !errors.As(err, &b) || !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("error %v, want a bad config saying %q", err, tc.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Design.Roles) != len(cfg.Servers) {
+				t.Errorf("design has %d nodes, %d servers given", len(r.Design.Roles), len(cfg.Servers))
+			}
+			if _, ok := binaries(r)["redis-server"]; ok != r.Workload.NeedsResource {
+				t.Errorf("binaries %v: redis-server only for the resource", binaries(r))
+			}
+			cmd := r.Command()
+			if !strings.Contains(cmd, " --servers "+strings.Join(cfg.Servers, ",")) {
+				t.Errorf("command %s does not give --servers", cmd)
+			}
+			if len(cfg.ServerPids) > 0 && !strings.Contains(cmd, " --server-pids 4242") {
+				t.Errorf("command %s does not give --server-pids", cmd)
+			}
+		})
+	}
+}
+
+func TestIntListValue(t *testing.T) {
+	var cfg Config
+	s, _ := SettingByFlag("server-pids")
+	if err := s.Value(&cfg).Set("12, 34,56"); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Value(&cfg).String(); got != "12,34,56" {
+		t.Fatalf("read 12, 34,56 as %s", got)
+	}
+	if err := s.Value(&cfg).Set("12,x"); err == nil {
+		t.Fatal("accepted a pid that is no number")
+	}
+}
