@@ -187,8 +187,25 @@ func (r Resolved) reproduce() string {
 }
 
 // LookupDesign returns the design cfg names: a registered one, or the
-// exec design around the user's program.
+// exec design around the user's program; with --servers, on the user's
+// servers (impls.OnServers), so that every caller (a run, a search's
+// choice of targets, a sweep) sees the nodes the run will have.
 func (cfg Config) LookupDesign() (impls.Design, error) {
+	d, err := cfg.lookupDesign()
+	if err != nil || (len(cfg.Servers) == 0 && len(cfg.ServerPids) == 0) {
+		return d, err
+	}
+	if len(cfg.Servers) == 0 {
+		return d, errors.New("--server-pids needs --servers: the addresses of the servers whose pids they are")
+	}
+	servers, err := cluster.ParseUserServers(cfg.Servers, cfg.ServerPids)
+	if err != nil {
+		return d, err
+	}
+	return impls.OnServers(d, servers)
+}
+
+func (cfg Config) lookupDesign() (impls.Design, error) {
 	switch {
 	case cfg.Impl == impls.ExecName && len(cfg.Servers) > 0:
 		// The program's servers are the user's: none to start.
@@ -210,18 +227,6 @@ func Resolve(cfg Config) (Resolved, error) {
 	var err error
 	if r.Design, err = cfg.LookupDesign(); err != nil {
 		return r, &BadConfigError{err}
-	}
-	if len(cfg.Servers) > 0 || len(cfg.ServerPids) > 0 {
-		if len(cfg.Servers) == 0 {
-			return r, bad("--server-pids needs --servers: the addresses of the servers whose pids they are")
-		}
-		servers, err := cluster.ParseUserServers(cfg.Servers, cfg.ServerPids)
-		if err != nil {
-			return r, &BadConfigError{err}
-		}
-		if r.Design, err = impls.OnServers(r.Design, servers); err != nil {
-			return r, &BadConfigError{err}
-		}
 	}
 	if r.Workload, err = workloads.Lookup(cfg.Workload); err != nil {
 		return r, &BadConfigError{err}
