@@ -609,10 +609,13 @@ func Recheck(dir string, cfg Resolved) (reports.Results, error) { return analyze
 func analyze(dir string, cfg Resolved, write bool, writing func()) (reports.Results, error) {
 	res := reports.Results{Scenario: cfg.Scenario, Impl: cfg.Impl, Workload: cfg.Workload.Name, Faults: cfg.Config.Faults,
 		Seed: cfg.Seed, Clients: cfg.Clients, Command: cfg.reproduce(), Config: cfg.Config, Dir: dir,
-		Locktest: reports.CurrentBuild(), Servers: cluster.ServerVersions(slices.Collect(maps.Keys(binaries(cfg))))}
-	if len(cfg.Servers) > 0 {
-		// The version probe asks installed binaries, which say nothing of
-		// servers the user runs (binaries leaves theirs out).
+		Locktest: reports.CurrentBuild()}
+	if len(cfg.Servers) == 0 {
+		res.Servers = cluster.ServerVersions(slices.Collect(maps.Keys(binaries(cfg))))
+	} else {
+		// The probe asks the binaries installed here, which say nothing of
+		// servers the user runs, and the resource's redis-server would
+		// read as the lock's: no versions at all.
 		res.Notes = append(res.Notes, fmt.Sprintf("the lock servers were yours (--servers %s): locktest did not start them and does not know their version",
 			strings.Join(cfg.Servers, ",")))
 	}
