@@ -111,6 +111,11 @@ func RunObserved(ctx context.Context, cfg Resolved, obs Observer) (reports.Resul
 	if err := CheckBinaries(cfg); err != nil {
 		return reports.Results{}, err
 	}
+	release, err := holdServers(ctx, cfg.Servers)
+	if err != nil {
+		return reports.Results{}, ErrInterrupted
+	}
+	defer release()
 	exe, err := os.Executable()
 	if err != nil {
 		return reports.Results{}, fmt.Errorf("find own executable: %w", err)
@@ -153,6 +158,7 @@ func RunObserved(ctx context.Context, cfg Resolved, obs Observer) (reports.Resul
 	if err := r.cluster.Stop(); err != nil {
 		r.log.Warn("stopping servers", "err", err)
 	}
+	release() // the check needs no server: the next run may have them
 	if err := hist.Close(); err != nil && runErr == nil {
 		runErr = err
 	}

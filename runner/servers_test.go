@@ -1,9 +1,11 @@
 package runner
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestResolveServers: --servers and --server-pids are read, checked
@@ -93,5 +95,44 @@ func TestIntListValue(t *testing.T) {
 	}
 	if err := s.Value(&cfg).Set("12,x"); err == nil {
 		t.Fatal("accepted a pid that is no number")
+	}
+}
+
+// TestHoldServers: runs that share a user's server take turns; runs on
+// other servers do not wait; a cancelled wait gives back what it took.
+func TestHoldServers(t *testing.T) {
+	ctx := context.Background()
+	release, err := holdServers(ctx, []string{"hold-c:1", "hold-b:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	// Sorted, hold-a comes first: taken, then given back on the cancel.
+	if _, err := holdServers(short, []string{"hold-b:1", "hold-a:1"}); err == nil {
+		t.Fatal("a second run took a server the first still uses")
+	}
+	other, err := holdServers(ctx, []string{"hold-a:1"})
+	if err != nil {
+		t.Fatalf("a run on another server waited (or the cancelled wait kept hold-a): %v", err)
+	}
+	other()
+	got := make(chan error, 1)
+	go func() {
+		r, err := holdServers(ctx, []string{"hold-a:1", "hold-b:1"})
+		if err == nil {
+			r()
+		}
+		got <- err
+	}()
+	release()
+	release() // a second release gives back nothing twice
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the waiting run did not get the servers once they were released")
 	}
 }
