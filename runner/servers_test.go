@@ -112,7 +112,9 @@ func TestHoldServers(t *testing.T) {
 	if _, err := holdServers(short, []string{"hold-b:1", "hold-a:1"}); err == nil {
 		t.Fatal("a second run took a server the first still uses")
 	}
-	other, err := holdServers(ctx, []string{"hold-a:1"})
+	soon, cancelSoon := context.WithTimeout(ctx, time.Second)
+	defer cancelSoon()
+	other, err := holdServers(soon, []string{"hold-a:1"})
 	if err != nil {
 		t.Fatalf("a run on another server waited (or the cancelled wait kept hold-a): %v", err)
 	}
