@@ -27,9 +27,9 @@ type UserServer struct {
 
 // ParseUserServers pairs --servers addresses with --server-pids (none, or
 // one per address in the same order) and checks their form: a host and a
-// port 1-65535 each, no address twice, pids above 1. It touches nothing, so
-// a stored run's settings parse without the servers.
-func ParseUserServers(addrs []string, pids []int) ([]UserServer, error) {
+// port 1-65535 each, no address twice, pids whole numbers above 1. It
+// touches nothing, so a stored run's settings parse without the servers.
+func ParseUserServers(addrs, pids []string) ([]UserServer, error) {
 	if len(pids) > 0 && len(pids) != len(addrs) {
 		return nil, fmt.Errorf("--server-pids: %d pid(s) for %d server(s): give one per --servers address, in the same order", len(pids), len(addrs))
 	}
@@ -49,10 +49,11 @@ func ParseUserServers(addrs []string, pids []int) ([]UserServer, error) {
 		seen[a] = true
 		out[i].Addr = a
 		if len(pids) > 0 {
-			if pids[i] <= 1 {
-				return nil, fmt.Errorf("--server-pids: %d is no server's process id", pids[i])
+			pid, err := strconv.Atoi(pids[i])
+			if err != nil || pid <= 1 {
+				return nil, fmt.Errorf("--server-pids: %s is no server's process id", pids[i])
 			}
-			out[i].Pid = pids[i]
+			out[i].Pid = pid
 		}
 	}
 	return out, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -12,27 +13,28 @@ import (
 func TestParseUserServers(t *testing.T) {
 	cases := []struct {
 		addrs []string
-		pids  []int
+		pids  []string
 		want  string // "" = accepted
 	}{
 		{[]string{"127.0.0.1:6379"}, nil, ""},
-		{[]string{"127.0.0.1:6379", "[::1]:6380", "db.example.com:7000"}, []int{10, 11, 12}, ""},
+		{[]string{"127.0.0.1:6379", "[::1]:6380", "db.example.com:7000"}, []string{"10", "11", "12"}, ""},
 		{[]string{"127.0.0.1"}, nil, "not host:port"},
 		{[]string{"127.0.0.1:0"}, nil, "port from 1 to 65535"},
 		{[]string{"127.0.0.1:65536"}, nil, "port from 1 to 65535"},
 		{[]string{"127.0.0.1:redis"}, nil, "port from 1 to 65535"},
 		{[]string{":6379"}, nil, "port from 1 to 65535"},
 		{[]string{"127.0.0.1:6379", "127.0.0.1:6379"}, nil, "given twice"},
-		{[]string{"127.0.0.1:6379", "127.0.0.1:6380"}, []int{10}, "1 pid(s) for 2 server(s)"},
-		{[]string{"127.0.0.1:6379"}, []int{1}, "no server's process id"},
-		{[]string{"127.0.0.1:6379"}, []int{-5}, "no server's process id"},
+		{[]string{"127.0.0.1:6379", "127.0.0.1:6380"}, []string{"10"}, "1 pid(s) for 2 server(s)"},
+		{[]string{"127.0.0.1:6379"}, []string{"1"}, "no server's process id"},
+		{[]string{"127.0.0.1:6379"}, []string{"-5"}, "no server's process id"},
+		{[]string{"127.0.0.1:6379"}, []string{"redis"}, "no server's process id"},
 	}
 	for _, tc := range cases {
 		got, err := ParseUserServers(tc.addrs, tc.pids)
 		switch {
 		case tc.want == "" && err != nil:
 			t.Errorf("%v %v: %v", tc.addrs, tc.pids, err)
-		case tc.want == "" && (len(got) != len(tc.addrs) || (tc.pids != nil && got[len(got)-1].Pid != tc.pids[len(tc.pids)-1])):
+		case tc.want == "" && (len(got) != len(tc.addrs) || (tc.pids != nil && strconv.Itoa(got[len(got)-1].Pid) != tc.pids[len(tc.pids)-1])):
 			t.Errorf("%v %v: parsed %+v", tc.addrs, tc.pids, got)
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
 			t.Errorf("%v %v: error %v, want one saying %q", tc.addrs, tc.pids, err, tc.want)

@@ -104,7 +104,7 @@ type Config struct {
 	// meets link faults. ServerPids are their processes, in the same
 	// order, for the faults that pause servers.
 	Servers    []string `json:"servers,omitempty"`
-	ServerPids []int    `json:"server_pids,omitempty"`
+	ServerPids []string `json:"server_pids,omitempty"`
 	// Backend runs the servers: "local" processes (the default) or
 	// "docker" containers (cluster.RegisterBackend).
 	Backend string `json:"backend,omitempty"`
@@ -207,11 +207,9 @@ func (cfg Config) LookupDesign() (impls.Design, error) {
 
 func (cfg Config) lookupDesign() (impls.Design, error) {
 	switch {
-	case cfg.Impl == impls.ExecName && len(cfg.Servers) > 0:
-		// The program's servers are the user's: none to start.
-		if cfg.ExecServers != "" {
-			return impls.Design{}, errors.New("--servers replaces --exec-servers: give one of them")
-		}
+	case cfg.Impl == impls.ExecName && len(cfg.Servers) > 0 && cfg.ExecServers == "":
+		// The program's servers are the user's, as many as given. With
+		// --exec-servers too, they stand in for that design's.
 		return impls.ExecDesign(cfg.ExecCmd, "none")
 	case cfg.Impl == impls.ExecName:
 		return impls.ExecDesign(cfg.ExecCmd, cfg.ExecServers)

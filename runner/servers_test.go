@@ -29,24 +29,32 @@ func TestResolveServers(t *testing.T) {
 		}, ""},
 		{"pause-node with pids", func(c *Config) {
 			*c = base("redis-single", "pause-node")
-			c.Servers, c.ServerPids = []string{"127.0.0.1:7000"}, []int{4242}
+			c.Servers, c.ServerPids = []string{"127.0.0.1:7000"}, []string{"4242"}
 		}, ""},
 		{"pause-node without pids", func(c *Config) { *c = base("redis-single", "pause-node"); c.Servers = []string{"127.0.0.1:7000"} }, "give your servers' pids with --server-pids"},
 		{"kill-node", func(c *Config) {
 			*c = base("redis-single", "kill-node")
-			c.Servers, c.ServerPids = []string{"127.0.0.1:7000"}, []int{4242}
+			c.Servers, c.ServerPids = []string{"127.0.0.1:7000"}, []string{"4242"}
 		}, "fault kill-node needs servers locktest starts"},
 		{"count", func(c *Config) { *c = base("redlock", "none"); c.Servers = []string{"127.0.0.1:7000"} }, "runs on 5 server(s), 1 given"},
-		{"pids alone", func(c *Config) { *c = base("redis-single", "none"); c.ServerPids = []int{4242} }, "--server-pids needs --servers"},
+		{"pids alone", func(c *Config) { *c = base("redis-single", "none"); c.ServerPids = []string{"4242"} }, "--server-pids needs --servers"},
 		{"malformed", func(c *Config) { *c = base("redis-single", "none"); c.Servers = []string{"localhost"} }, "not host:port"},
 		{"exec", func(c *Config) {
 			*c = base("exec", "partition")
 			c.ExecCmd, c.Servers = "python3 mylock.py", []string{"127.0.0.1:7000", "127.0.0.1:7001"}
 		}, ""},
-		{"exec and exec-servers", func(c *Config) {
+		{"exec as redis-single", func(c *Config) {
 			*c = base("exec", "none")
 			c.ExecCmd, c.ExecServers, c.Servers = "python3 mylock.py", "redis-single", []string{"127.0.0.1:7000"}
-		}, "--servers replaces --exec-servers"},
+		}, ""},
+		{"exec as redlock, one", func(c *Config) {
+			*c = base("exec", "none")
+			c.ExecCmd, c.ExecServers, c.Servers = "python3 mylock.py", "redlock", []string{"127.0.0.1:7000"}
+		}, "runs on 5 server(s), 1 given"},
+		{"pid no number", func(c *Config) {
+			*c = base("redis-single", "pause-node")
+			c.Servers, c.ServerPids = []string{"127.0.0.1:7000"}, []string{"x"}
+		}, "--server-pids: x is no server's process id"},
 		{"sentinel", func(c *Config) {
 			*c = base("redis-replicated", "none")
 			c.Servers = []string{"127.0.0.1:7000", "127.0.0.1:7001", "127.0.0.1:7002"}
@@ -81,20 +89,6 @@ func TestResolveServers(t *testing.T) {
 				t.Errorf("command %s does not give --server-pids", cmd)
 			}
 		})
-	}
-}
-
-func TestIntListValue(t *testing.T) {
-	var cfg Config
-	s, _ := SettingByFlag("server-pids")
-	if err := s.Value(&cfg).Set("12, 34,56"); err != nil {
-		t.Fatal(err)
-	}
-	if got := s.Value(&cfg).String(); got != "12,34,56" {
-		t.Fatalf("read 12, 34,56 as %s", got)
-	}
-	if err := s.Value(&cfg).Set("12,x"); err == nil {
-		t.Fatal("accepted a pid that is no number")
 	}
 }
 

@@ -44,7 +44,7 @@ var Settings = []Setting{
 	{Flag: "impl", Field: "Impl", Always: true, Help: "lock design to test (locktest list impls)"},
 	{Flag: "exec-cmd", Field: "ExecCmd", Arg: "CMD", Help: "with --impl exec: your lock client's command line, run once per worker (docs/protocol.md)"},
 	{Flag: "exec-servers", Field: "ExecServers", Help: "with --impl exec: the design whose servers to start (e.g. redis-single), or none"},
-	{Flag: "servers", Field: "Servers", Arg: "ADDR,...", Help: "lock servers you run (host:port, in the design's node order): locktest starts none of the design's and reaches these through its links; use scratch instances, runs write lock keys (docs/protocol.md)"},
+	{Flag: "servers", Field: "Servers", Arg: "ADDR,...", Help: "lock servers you run (host:port, in the design's node order; with --impl exec, in place of --exec-servers or of its design's servers): locktest starts none of the design's and reaches these through its links; use scratch instances, runs write lock keys (docs/protocol.md)"},
 	{Flag: "server-pids", Field: "ServerPids", Arg: "PID,...", Incidental: true, Help: "with --servers: their process ids, in the same order, so that pause-node can stop and continue them"},
 	{Flag: "workload", Field: "Workload", Always: true, Help: "what each client does (locktest list workloads)"},
 	{Flag: "fault", Field: "Faults", Arg: "FAULT,...", Always: true, Help: "faults to inject (locktest list faults)"},
@@ -93,7 +93,7 @@ func (s Setting) Name() string {
 }
 
 // Ptr returns the address of the setting's field in cfg: a *string, *int,
-// *int64, *float64, *bool, *Duration, *[]string or *[]int.
+// *int64, *float64, *bool, *Duration or *[]string.
 func (s Setting) Ptr(cfg *Config) any {
 	return reflect.ValueOf(cfg).Elem().FieldByName(s.Field).Addr().Interface()
 }
@@ -144,12 +144,6 @@ func (v Value) String() string {
 		return p.String()
 	case *[]string:
 		return strings.Join(*p, ",")
-	case *[]int:
-		words := make([]string, len(*p))
-		for i, n := range *p {
-			words[i] = strconv.Itoa(n)
-		}
-		return strings.Join(words, ",")
 	}
 	panic(fmt.Sprintf("runner.Value: unsupported field type %T", v.p))
 }
@@ -191,18 +185,6 @@ func (v Value) Set(s string) error {
 			if e = strings.TrimSpace(e); e != "" {
 				*p = append(*p, e)
 			}
-		}
-	case *[]int:
-		*p = nil
-		for _, e := range strings.Split(s, ",") {
-			if e = strings.TrimSpace(e); e == "" {
-				continue
-			}
-			n, err := strconv.Atoi(e)
-			if err != nil {
-				return fmt.Errorf("%q is not a whole number (give N,N,…)", e)
-			}
-			*p = append(*p, n)
 		}
 	default:
 		panic(fmt.Sprintf("runner.Value: unsupported field type %T", v.p))

@@ -238,7 +238,8 @@ func TestUserServersBadInput(t *testing.T) {
 		{[]string{"--impl", "redis-single", "--servers", u.addr, "--server-pids", pid + ",4242"}, "2 pid(s) for 1 server(s)"},
 		{[]string{"--impl", "redis-single", "--servers", u.addr, "--server-pids", strconv.Itoa(gone.Process.Pid)}, "no such process"},
 		{[]string{"--impl", "redis-single", "--server-pids", pid}, "--server-pids needs --servers"},
-		{[]string{"--impl", "exec", "--exec-cmd", "python3 x.py", "--exec-servers", "redis-single", "--servers", u.addr}, "--servers replaces --exec-servers"},
+		{[]string{"--impl", "redis-single", "--servers", u.addr, "--server-pids", "redis"}, "--server-pids: redis is no server's process id"},
+		{[]string{"--impl", "exec", "--exec-cmd", "python3 x.py", "--exec-servers", "redlock", "--servers", u.addr}, "impl exec runs on 5 server(s), 1 given"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.want, func(t *testing.T) {
