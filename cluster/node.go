@@ -17,7 +17,8 @@ import (
 
 // Node is one server of the run: a lock server, a replica, a sentinel or
 // the protected resource. It can be stopped and restarted on the same port
-// and data directory, which is what the kill-node fault needs.
+// and data directory, which is what the kill-node fault needs; a server
+// the user runs (Adopt) is a node too, but is never restarted.
 type Node struct {
 	Name string
 	Kind string // "redis", …
