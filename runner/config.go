@@ -286,7 +286,6 @@ func Resolve(cfg Config) (Resolved, error) {
 		{cfg.ClockRate > 0, "--clock-rate must be positive (1 is true speed)"},
 		{faults.CheckMoment(cfg.FaultMoment) == nil, fmt.Sprint("--fault-moment: ", faults.CheckMoment(cfg.FaultMoment))},
 		{cluster.CheckBackend(cfg.Backend) == nil, fmt.Sprint("--backend: ", cluster.CheckBackend(cfg.Backend))},
-		{!cfg.Persist || len(cfg.Servers) == 0, "--persist sets up the servers locktest starts: servers you run (--servers) persist as you set them up"},
 	}
 	var errs []error
 	for _, c := range checks {

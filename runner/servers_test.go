@@ -51,10 +51,6 @@ func TestResolveServers(t *testing.T) {
 			*c = base("exec", "none")
 			c.ExecCmd, c.ExecServers, c.Servers = "python3 mylock.py", "redlock", []string{"127.0.0.1:7000"}
 		}, "runs on 5 server(s), 1 given"},
-		{"persist", func(c *Config) {
-			*c = base("redis-single", "none")
-			c.Servers, c.Persist = []string{"127.0.0.1:7000"}, true
-		}, "--persist sets up the servers locktest starts"},
 		{"pid no number", func(c *Config) {
 			*c = base("redis-single", "pause-node")
 			c.Servers, c.ServerPids = []string{"127.0.0.1:7000"}, []string{"x"}
