@@ -18,6 +18,8 @@ type Cluster struct {
 	shim    string
 	links   links
 	backend Backend
+	// guard continues the user's servers once its stdin closes (Adopt).
+	guard *os.File
 
 	closeOnce sync.Once
 	closeErr  error
@@ -133,6 +135,12 @@ func (c *Cluster) Stop() error {
 	if err := c.closeBackend(); err != nil {
 		errs = append(errs, err)
 	}
+	c.mu.Lock()
+	if c.guard != nil {
+		c.guard.Close() // its SIGCONT finds the user's servers running
+		c.guard = nil
+	}
+	c.mu.Unlock()
 	return errors.Join(errs...)
 }
 

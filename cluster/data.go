@@ -16,6 +16,9 @@ import (
 func (c *Cluster) RemoveData() error {
 	var errs []error
 	for _, n := range c.Nodes() {
+		if n.Dir == "" {
+			continue // a user's server (Adopt): its data is not the run's
+		}
 		entries, err := os.ReadDir(n.Dir)
 		if err != nil {
 			errs = append(errs, err)

@@ -14,4 +14,9 @@
 // runs them in containers or in the slots of a docker-compose topology, and
 // keeps the Docker client libraries out of this package. Faults see an
 // Instance either way.
+//
+// Servers the user runs (--servers) join a cluster as nodes too (Adopt):
+// reached through links and paused by pid like the cluster's own, but
+// never started, killed or restarted, and continued on every exit path,
+// by a guard that outlives a killed coordinator if need be.
 package cluster

@@ -17,7 +17,8 @@ import (
 
 // Node is one server of the run: a lock server, a replica, a sentinel or
 // the protected resource. It can be stopped and restarted on the same port
-// and data directory, which is what the kill-node fault needs.
+// and data directory, which is what the kill-node fault needs; a server
+// the user runs (Adopt) is a node too, but is never restarted.
 type Node struct {
 	Name string
 	Kind string // "redis", …
@@ -105,6 +106,9 @@ func (n *Node) Process() Instance {
 func (n *Node) Start(ctx context.Context) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if u, ok := n.proc.(*userProcess); ok {
+		return fmt.Errorf("start %s: it is your server at %s, which locktest does not start or restart", n.Name, u.server.Addr)
+	}
 	if n.proc != nil {
 		if exited, _ := n.proc.Exited(); !exited {
 			return fmt.Errorf("start %s: already running", n.Name)

@@ -43,6 +43,9 @@ type Spec struct {
 	// child starts in / instead: give it absolute paths. Pdeathsig is set
 	// after the switch of user, so it still holds.
 	RunAs string
+	// Outlive spares the child the parent-death signal: a guard that must
+	// act once the coordinator is gone (see Cluster.Adopt) and then exits.
+	Outlive bool
 }
 
 // Process is a running child in its own process group.
@@ -74,6 +77,9 @@ func Start(spec Spec) (*Process, error) {
 	// hold open after the child exited: Wait gives up on it after this.
 	cmd.WaitDelay = 2 * time.Second
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: !spec.SameGroup, Pdeathsig: syscall.SIGKILL}
+	if spec.Outlive {
+		cmd.SysProcAttr.Pdeathsig = 0
+	}
 	if as, err := runAs(cmd.SysProcAttr, spec.RunAs); err != nil {
 		return nil, fmt.Errorf("start %s: %w", spec.Name, err)
 	} else if as {
@@ -188,7 +194,13 @@ func (p *Process) Stopped() bool {
 	if exited, _ := p.Exited(); exited {
 		return false
 	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.Pid()))
+	return pidStopped(p.Pid())
+}
+
+// pidStopped reports whether the kernel has process pid stopped (state T,
+// or t under a tracer); false for a pid that does not exist.
+func pidStopped(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return false
 	}

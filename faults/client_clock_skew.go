@@ -16,6 +16,7 @@ type clientClockSkew struct{}
 
 func (clientClockSkew) Name() string { return "client-clock-skew" }
 func (clientClockSkew) LinkFree()    {}
+func (clientClockSkew) ServerFree()  {}
 func (clientClockSkew) Size() string { return "clock-delta" }
 func (clientClockSkew) Description() string {
 	return "offset a client's lock clock by --clock-delta, running at --clock-rate, for the fault duration"

@@ -19,6 +19,7 @@ type killHolder struct{}
 
 func (killHolder) Name() string { return "kill-holder" }
 func (killHolder) LinkFree()    {}
+func (killHolder) ServerFree()  {}
 func (killHolder) Description() string {
 	return "SIGKILL the client holding the lock, restart it after the fault duration; measures the time to the next acquire"
 }

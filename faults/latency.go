@@ -15,6 +15,7 @@ func init() { Register(latency{}) }
 type latency struct{}
 
 func (latency) Name() string { return "latency" }
+func (latency) ServerFree()  {}
 func (latency) Size() string { return "latency" }
 func (latency) Description() string {
 	return "delay requests on links by --latency ± --jitter for the fault duration"

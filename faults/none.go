@@ -16,3 +16,4 @@ func (none) Description() string                   { return "no fault: the contr
 func (none) Applies(impls.Design, string) error    { return nil }
 func (none) Run(ctx context.Context, _ *Env) error { <-ctx.Done(); return nil }
 func (none) LinkFree()                             {}
+func (none) ServerFree()                           {}

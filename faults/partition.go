@@ -16,6 +16,7 @@ func init() { Register(partition{}) }
 type partition struct{}
 
 func (partition) Name() string { return "partition" }
+func (partition) ServerFree()  {}
 func (partition) Description() string {
 	return "cut links (bytes dropped both ways, calls time out) for the fault duration"
 }

@@ -30,6 +30,7 @@ type pauseAt struct {
 
 func (f pauseAt) Name() string        { return f.name }
 func (pauseAt) LinkFree()             {}
+func (pauseAt) ServerFree()           {}
 func (f pauseAt) Description() string { return f.desc }
 
 func (f pauseAt) Applies(d impls.Design, _ string) error {

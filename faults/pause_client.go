@@ -24,6 +24,7 @@ type pauseClient struct {
 
 func (f pauseClient) Name() string                     { return f.name }
 func (pauseClient) LinkFree()                          {}
+func (pauseClient) ServerFree()                        {}
 func (f pauseClient) Description() string              { return f.desc }
 func (f pauseClient) Targets() (Targets, string)       { return f.accepts, f.def }
 func (pauseClient) Applies(impls.Design, string) error { return nil }

@@ -14,8 +14,9 @@ func init() { Register(pauseNode{}) }
 // test (docs/anomalies.md row 14) pauses servers this way.
 type pauseNode struct{}
 
-func (pauseNode) Name() string { return "pause-node" }
-func (pauseNode) LinkFree()    {}
+func (pauseNode) Name() string    { return "pause-node" }
+func (pauseNode) LinkFree()       {}
+func (pauseNode) SignalsServers() {}
 func (pauseNode) Description() string {
 	return "SIGSTOP servers for the fault duration, then SIGCONT"
 }

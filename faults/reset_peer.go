@@ -14,6 +14,7 @@ func init() { Register(resetPeer{}) }
 type resetPeer struct{}
 
 func (resetPeer) Name() string { return "reset-peer" }
+func (resetPeer) ServerFree()  {}
 func (resetPeer) Description() string {
 	return "reset connections on links whenever data flows, for the fault duration"
 }

@@ -28,6 +28,7 @@ func init() { Register(slowResourceWrite{}) }
 type slowResourceWrite struct{}
 
 func (slowResourceWrite) Name() string { return "slow-resource-write" }
+func (slowResourceWrite) ServerFree()  {}
 func (slowResourceWrite) Description() string {
 	return "delay the lock holder's writes to the resource by the fault duration (> TTL): a delayed packet"
 }

@@ -29,8 +29,11 @@ func init() {
 		Name:        ExecName,
 		Description: "your own lock client, any language: --exec-cmd runs it per worker, JSON lines on stdin/stdout (docs/protocol.md)",
 		Renews:      true,
-		Deploy:      func(context.Context, *cluster.Cluster, lock.Config) (Deployment, error) { return Deployment{}, nil },
-		New:         newExec,
+		// Whatever servers the program talks to, it is given their
+		// addresses: with --servers, any number of them.
+		PlainNodes: true,
+		Deploy:     func(context.Context, *cluster.Cluster, lock.Config) (Deployment, error) { return Deployment{}, nil },
+		New:        newExec,
 	})
 }
 
@@ -66,7 +69,7 @@ func ExecDesign(cmd, servers string) (Design, error) {
 	d.Binaries = map[string]string{argv[0]: ""}
 	switch servers {
 	case "":
-		return Design{}, errors.New("--impl exec needs --exec-servers: the registered design whose servers to start (e.g. redis-single), or none")
+		return Design{}, errors.New("--impl exec needs --exec-servers: the registered design whose servers to start (e.g. redis-single), or none; or --servers: the addresses of servers you run")
 	case "none":
 		return d, nil
 	case ExecName:

@@ -42,6 +42,12 @@ type Design struct {
 	// for none. A pause of the holder must then outlive TTL + lock-delay
 	// to let another client in, which envelope sweeps.
 	LockDelay float64
+	// PlainNodes: Deploy starts len(Roles) servers that need nothing from
+	// locktest but to listen (no replication, Sentinel, cluster
+	// membership, schema or users to set up), and a client needs nothing
+	// but their addresses. Such a design can run against servers the user
+	// runs instead (--servers, OnServers).
+	PlainNodes bool
 	// Check, if set, says before anything starts whether what the design
 	// needs beyond Binaries is installed (a library, a built client).
 	Check func() error

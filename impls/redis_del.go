@@ -13,9 +13,10 @@ func init() {
 		Name: "redis-del",
 		Description: "redis-single but released with a plain DEL, no owner check (sources S2, S3): the control " +
 			"that must fail, a late holder deletes the next holder's lock",
-		Binaries: map[string]string{"redis-server": "redis-server"},
-		Roles:    lockRoles(1),
-		Deploy:   deployRedis(1),
+		Binaries:   map[string]string{"redis-server": "redis-server"},
+		Roles:      lockRoles(1),
+		Deploy:     deployRedis(1),
+		PlainNodes: true,
 		New: func(cfg lock.Config) (lock.Lock, error) {
 			return newRedisSingle(cfg, nodeClient(cfg), singleOpts{release: plainDel}), nil
 		},

@@ -18,9 +18,10 @@ func init() {
 		Name: "redis-getset",
 		Description: "source S3: SETNX key <client time + TTL>; if the stored time is past, GETSET takes over; " +
 			"release with DEL if the client's clock says the lease still runs (expiry judged by client clocks)",
-		Binaries: map[string]string{"redis-server": "redis-server"},
-		Roles:    lockRoles(1),
-		Deploy:   deployRedis(1),
+		Binaries:   map[string]string{"redis-server": "redis-server"},
+		Roles:      lockRoles(1),
+		Deploy:     deployRedis(1),
+		PlainNodes: true,
 		New: func(cfg lock.Config) (lock.Lock, error) {
 			cc := &commandCount{}
 			rdb := nodeClient(cfg)

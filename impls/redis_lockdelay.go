@@ -13,10 +13,11 @@ func init() {
 		Name: "redis-lockdelay",
 		Description: "Chubby's lock-delay on one Redis node (source S4): a lease that expired instead of being " +
 			"released keeps the lock unavailable for a further delay (= TTL)",
-		Binaries:  map[string]string{"redis-server": "redis-server"},
-		Roles:     lockRoles(1),
-		Deploy:    deployRedis(1),
-		LockDelay: 1, // the key lives 2×TTL: the lease, then the delay
+		Binaries:   map[string]string{"redis-server": "redis-server"},
+		Roles:      lockRoles(1),
+		Deploy:     deployRedis(1),
+		PlainNodes: true,
+		LockDelay:  1, // the key lives 2×TTL: the lease, then the delay
 		New: func(cfg lock.Config) (lock.Lock, error) {
 			return newRedisSingle(cfg, nodeClient(cfg), singleOpts{acquire: delayAcquire, release: delayRelease}), nil
 		},

@@ -16,10 +16,11 @@ func init() {
 		Name: "redis-reentrant",
 		Description: "source S1 (Spring RedisLockRegistry style): a local lock, then a remote lock whose Lua " +
 			"script re-enters for the same process id and refreshes the TTL; fixed 100 ms spin; GET-then-DEL release",
-		Binaries: map[string]string{"redis-server": "redis-server"},
-		Roles:    lockRoles(1),
-		Deploy:   deployRedis(1),
-		New:      newRedisReentrant,
+		Binaries:   map[string]string{"redis-server": "redis-server"},
+		Roles:      lockRoles(1),
+		Deploy:     deployRedis(1),
+		PlainNodes: true,
+		New:        newRedisReentrant,
 	})
 }
 

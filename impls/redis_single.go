@@ -20,6 +20,7 @@ func init() {
 		Binaries:    map[string]string{"redis-server": "redis-server"},
 		Roles:       []string{cluster.RoleLock},
 		Deploy:      deployRedis(1),
+		PlainNodes:  true,
 		New: func(cfg lock.Config) (lock.Lock, error) {
 			return newRedisSingle(cfg, nodeClient(cfg), singleOpts{}), nil
 		},
@@ -31,6 +32,7 @@ func init() {
 		Binaries:    map[string]string{"redis-server": "redis-server"},
 		Roles:       []string{cluster.RoleLock},
 		Deploy:      deployRedis(1),
+		PlainNodes:  true,
 		New: func(cfg lock.Config) (lock.Lock, error) {
 			return newRedisSingle(cfg, nodeClient(cfg), singleOpts{fenced: true}), nil
 		},

@@ -15,9 +15,10 @@ func init() {
 		Name: "redis-watchdog",
 		Description: "redis-single plus a Redisson-style watchdog (source S2): while held, the lease is renewed " +
 			"every TTL/3, so critical sections may outlast the TTL",
-		Binaries: map[string]string{"redis-server": "redis-server"},
-		Roles:    lockRoles(1),
-		Deploy:   deployRedis(1),
+		Binaries:   map[string]string{"redis-server": "redis-server"},
+		Roles:      lockRoles(1),
+		Deploy:     deployRedis(1),
+		PlainNodes: true,
 		New: func(cfg lock.Config) (lock.Lock, error) {
 			return &redisWatchdog{redisSingle: newRedisSingle(cfg, nodeClient(cfg), singleOpts{}),
 				dogs: map[string]*watchdog{}}, nil

@@ -24,6 +24,7 @@ func init() {
 			Binaries:    map[string]string{"redis-server": "redis-server"},
 			Roles:       lockRoles(redlockNodes),
 			Deploy:      deployRedis(redlockNodes),
+			PlainNodes:  true,
 			Checkpoints: []string{lock.CheckpointGranted},
 			New:         func(cfg lock.Config) (lock.Lock, error) { return newRedlock(cfg, elapsed), nil },
 		}

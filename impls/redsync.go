@@ -24,6 +24,7 @@ func init() {
 		Binaries:    map[string]string{"redis-server": "redis-server"},
 		Roles:       lockRoles(redlockNodes),
 		Deploy:      deployRedis(redlockNodes),
+		PlainNodes:  true,
 		Checkpoints: []string{lock.CheckpointGranted},
 		New:         newRedsync,
 	})

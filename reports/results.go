@@ -45,7 +45,9 @@ type Results struct {
 	// Locktest is the build that checked the history.
 	Locktest Build `json:"locktest"`
 	// Servers are the versions of the servers the design runs on, by
-	// name, as installed when the history was checked.
+	// name, as installed when the history was checked; none when the
+	// lock servers were the user's (--servers), whose versions locktest
+	// cannot know: the config names their addresses.
 	Servers map[string]string `json:"servers,omitempty"`
 }
 

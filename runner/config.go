@@ -102,6 +102,13 @@ type Config struct {
 	// the registered design whose servers it talks to (or "none").
 	ExecCmd     string `json:"exec_cmd,omitempty"`
 	ExecServers string `json:"exec_servers,omitempty"`
+	// Servers are lock servers the user runs (host:port), the design's
+	// nodes in its order, which the run uses instead of starting its own
+	// (impls.OnServers): a lock whose servers locktest cannot start still
+	// meets link faults. ServerPids are their processes, in the same
+	// order, for the faults that pause servers.
+	Servers    []string `json:"servers,omitempty"`
+	ServerPids []string `json:"server_pids,omitempty"`
 	// Backend runs the servers: "local" processes (the default) or
 	// "docker" containers (cluster.RegisterBackend).
 	Backend string `json:"backend,omitempty"`
@@ -184,9 +191,30 @@ func (r Resolved) reproduce() string {
 }
 
 // LookupDesign returns the design cfg names: a registered one, or the
-// exec design around the user's program.
+// exec design around the user's program; with --servers, on the user's
+// servers (impls.OnServers), so that every caller (a run, a search's
+// choice of targets, a sweep) sees the nodes the run will have.
 func (cfg Config) LookupDesign() (impls.Design, error) {
+	d, err := cfg.lookupDesign()
+	if err != nil || (len(cfg.Servers) == 0 && len(cfg.ServerPids) == 0) {
+		return d, err
+	}
+	if len(cfg.Servers) == 0 {
+		return d, errors.New("--server-pids needs --servers: the addresses of the servers whose pids they are")
+	}
+	servers, err := cluster.ParseUserServers(cfg.Servers, cfg.ServerPids)
+	if err != nil {
+		return d, err
+	}
+	return impls.OnServers(d, servers)
+}
+
+func (cfg Config) lookupDesign() (impls.Design, error) {
 	switch {
+	case cfg.Impl == impls.ExecName && len(cfg.Servers) > 0 && cfg.ExecServers == "":
+		// The program's servers are the user's, as many as given. With
+		// --exec-servers too, they stand in for that design's.
+		return impls.ExecDesign(cfg.ExecCmd, "none")
 	case cfg.Impl == impls.ExecName:
 		return impls.ExecDesign(cfg.ExecCmd, cfg.ExecServers)
 	case cfg.ExecCmd != "" || cfg.ExecServers != "":
@@ -230,6 +258,11 @@ func Resolve(cfg Config) (Resolved, error) {
 		}
 		if err := f.Applies(r.Design, cfg.Workload); err != nil {
 			return r, bad("fault %s does not apply to impl %s: %v", name, cfg.Impl, err)
+		}
+		if len(cfg.Servers) > 0 {
+			if err := faults.CheckUserServers(f, len(cfg.ServerPids) > 0); err != nil {
+				return r, &BadConfigError{err}
+			}
 		}
 		t, err := faultTarget(f, targets[name], r.Design, cfg.Clients)
 		if err != nil {

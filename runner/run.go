@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -110,6 +111,11 @@ func RunObserved(ctx context.Context, cfg Resolved, obs Observer) (reports.Resul
 	if err := CheckBinaries(cfg); err != nil {
 		return reports.Results{}, err
 	}
+	release, err := holdServers(ctx, cfg.Servers)
+	if err != nil {
+		return reports.Results{}, ErrInterrupted
+	}
+	defer release()
 	exe, err := os.Executable()
 	if err != nil {
 		return reports.Results{}, fmt.Errorf("find own executable: %w", err)
@@ -152,6 +158,7 @@ func RunObserved(ctx context.Context, cfg Resolved, obs Observer) (reports.Resul
 	if err := r.cluster.Stop(); err != nil {
 		r.log.Warn("stopping servers", "err", err)
 	}
+	release() // the check needs no server: the next run may have them
 	if err := hist.Close(); err != nil && runErr == nil {
 		runErr = err
 	}
@@ -608,7 +615,16 @@ func Recheck(dir string, cfg Resolved) (reports.Results, error) { return analyze
 func analyze(dir string, cfg Resolved, write bool, writing func()) (reports.Results, error) {
 	res := reports.Results{Scenario: cfg.Scenario, Impl: cfg.Impl, Workload: cfg.Workload.Name, Faults: cfg.Config.Faults,
 		Seed: cfg.Seed, Clients: cfg.Clients, Command: cfg.reproduce(), Config: cfg.Config, Dir: dir,
-		Locktest: reports.CurrentBuild(), Servers: cluster.ServerVersions(slices.Collect(maps.Keys(binaries(cfg))))}
+		Locktest: reports.CurrentBuild()}
+	if len(cfg.Servers) == 0 {
+		res.Servers = cluster.ServerVersions(slices.Collect(maps.Keys(binaries(cfg))))
+	} else {
+		// The probe asks the binaries installed here, which say nothing of
+		// servers the user runs, and the resource's redis-server would
+		// read as the lock's: no versions at all.
+		res.Notes = append(res.Notes, fmt.Sprintf("the lock servers were yours (--servers %s): locktest did not start them and does not know their version",
+			strings.Join(cfg.Servers, ",")))
+	}
 	defer limitHeap(filepath.Join(dir, reports.HistoryFile))()
 	recs, err := history.ReadFile(filepath.Join(dir, reports.HistoryFile))
 	switch {

@@ -43,6 +43,8 @@ var Settings = []Setting{
 	{Flag: "impl", Field: "Impl", Always: true, Help: "lock design to test (locktest list impls)"},
 	{Flag: "exec-cmd", Field: "ExecCmd", Arg: "CMD", Help: "with --impl exec: your lock client's command line, run once per worker (docs/protocol.md)"},
 	{Flag: "exec-servers", Field: "ExecServers", Help: "with --impl exec: the design whose servers to start (e.g. redis-single), or none"},
+	{Flag: "servers", Field: "Servers", Arg: "ADDR,...", Help: "lock servers you run, host:port in the design's node order, used instead of starting the design's (link faults reach them through proxies); runs write lock keys: use scratch instances (docs/protocol.md)"},
+	{Flag: "server-pids", Field: "ServerPids", Arg: "PID,...", Incidental: true, Help: "with --servers: their process ids, in the same order, so that pause-node can stop and continue them"},
 	{Flag: "workload", Field: "Workload", Always: true, Help: "what each client does (locktest list workloads)"},
 	{Flag: "fault", Field: "Faults", Arg: "FAULT,...", Always: true, Help: "faults to inject (locktest list faults)"},
 	{Flag: "clients", Field: "Clients", Always: true, Help: fmt.Sprintf("number of client processes (at most %d)", MaxClients)},
