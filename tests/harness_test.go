@@ -145,6 +145,23 @@ func ourProcesses(t *testing.T, marker string) []string {
 	return found
 }
 
+// assertRefused fails unless the command was refused as bad input: exit
+// 254 and one line saying want, with no store written and no process left.
+func (r result) assertRefused(t *testing.T, want string) {
+	t.Helper()
+	if r.code != 254 {
+		t.Fatalf("exit %d, want 254", r.code)
+	}
+	out := strings.TrimSpace(r.stdout + r.stderr)
+	if strings.Count(out, "\n") != 0 || !strings.Contains(out, want) {
+		t.Fatalf("want one line saying %q, got:\n%s", want, out)
+	}
+	if _, err := os.Stat(r.store); !os.IsNotExist(err) {
+		t.Fatal("bad input left a store behind")
+	}
+	r.assertNothingLeft(t)
+}
+
 // assertNothingLeft fails if any process of the store's runs (or the
 // locktest binary itself) still runs after a short grace period: the kernel
 // delivers parent-death signals asynchronously.

@@ -243,18 +243,7 @@ func TestUserServersBadInput(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.want, func(t *testing.T) {
-			r := locktest(t, append([]string{"run", "--duration", "2s"}, tc.args...)...)
-			if r.code != 254 {
-				t.Fatalf("exit %d, want 254", r.code)
-			}
-			out := strings.TrimSpace(r.stdout + r.stderr)
-			if strings.Count(out, "\n") != 0 || !strings.Contains(out, tc.want) {
-				t.Fatalf("want one line saying %q, got:\n%s", tc.want, out)
-			}
-			if _, err := os.Stat(r.store); !os.IsNotExist(err) {
-				t.Fatal("bad input left a store behind")
-			}
-			r.assertNothingLeft(t)
+			locktest(t, append([]string{"run", "--duration", "2s"}, tc.args...)...).assertRefused(t, tc.want)
 			u.assertUntouched(t)
 		})
 	}
