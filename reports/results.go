@@ -37,8 +37,13 @@ type Results struct {
 	// Truncated: the history's last line was cut (a killed run).
 	Truncated bool `json:"truncated,omitempty"`
 	// Interrupted: the run was stopped before its end.
-	Interrupted bool     `json:"interrupted,omitempty"`
-	Notes       []string `json:"notes,omitempty"`
+	Interrupted bool `json:"interrupted,omitempty"`
+	// BrokenClients counts the lock clients that broke and stopped during
+	// the run (a program that hung past its deadline, or died): a run
+	// whose checks passed is then unknown, since the clients did not do
+	// what was asked of them.
+	BrokenClients int      `json:"broken_clients,omitempty"`
+	Notes         []string `json:"notes,omitempty"`
 	// Health says whether the harness kept the timing it was asked for;
 	// nil for a history without the coordinator's run marks.
 	Health *Health `json:"health,omitempty"`

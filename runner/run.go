@@ -642,18 +642,17 @@ func analyze(dir string, cfg Resolved, write bool, writing func()) (reports.Resu
 	res.Checks = checker.Check(recs, checker.Options{Timeout: time.Duration(cfg.CheckTimeout), TTL: time.Duration(cfg.TTL)})
 	res.Metrics = checker.Measure(recs)
 	res.Verdict = res.Checks.Verdict(cfg.Workload.NeedsResource)
-	broken := 0
 	for _, rec := range recs {
 		if rec.Type == history.ClientFailed {
-			broken++
+			res.BrokenClients++
 			res.Notes = append(res.Notes, "worker stopped: "+rec.Error)
 		}
 	}
-	if broken > 0 && res.Verdict == checker.Valid {
+	if res.BrokenClients > 0 && res.Verdict == checker.Valid {
 		// The checks passed on what the clients did before they broke;
 		// that is no evidence the lock is safe.
 		res.Verdict = checker.Unknown
-		res.Notes = append(res.Notes, fmt.Sprintf("verdict unknown, not valid: %d lock client(s) broke and stopped", broken))
+		res.Notes = append(res.Notes, fmt.Sprintf("verdict unknown, not valid: %d lock client(s) broke and stopped", res.BrokenClients))
 	}
 	if res.Verdict == checker.Valid && !anyClientOpCompleted(recs) {
 		// Nothing was tested: a run interrupted during start-up, or a

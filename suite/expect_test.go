@@ -28,6 +28,20 @@ func TestJudge(t *testing.T) {
 		return r
 	}
 	valid, invalid, unknown := checker.Valid, checker.Invalid, checker.Unknown
+	// hung is a counter run whose resource check passed and whose verdict
+	// is unknown because n clients broke; undelivered adds a fault that
+	// was not delivered as asked.
+	hung := func(n int, undelivered bool) reports.Results {
+		r := results(unknown, valid, nil)
+		r.Checks.Resource.Verdict = valid
+		r.BrokenClients = n
+		r.Health = &reports.Health{}
+		if undelivered {
+			r.Health.Undelivered = []string{"every one of 2 fault strike(s) lasted far from the length asked"}
+		}
+		return r
+	}
+	mayHang := Expect{Verdict: reports.Safe, ClientsMayHang: true}
 	cases := []struct {
 		name   string
 		expect Expect
@@ -44,6 +58,11 @@ func TestJudge(t *testing.T) {
 		{"any: unsafe", Expect{Verdict: reports.AnyOutcome}, results(invalid, invalid, nil), "unsafe (2 lost updates)", ""},
 		{"any: safe", Expect{Verdict: reports.AnyOutcome}, results(valid, valid, nil), "safe", ""},
 		{"any: unknown learns nothing", Expect{Verdict: reports.AnyOutcome}, results(unknown, valid, nil), "unknown", "neither safe nor unsafe"},
+		{"clients may hang: hung clients, checks passed", mayHang, hung(2, false), "unknown (safe on what the clients did; 2 clients hung past the deadline, as allowed)", ""},
+		{"clients may hang: no hang, unknown for another reason", mayHang, hung(0, false), "unknown", "neither safe nor unsafe"},
+		{"clients may hang: a fault not delivered", mayHang, hung(1, true), "unknown", "neither safe nor unsafe"},
+		{"clients may hang: a violation still fails", mayHang, results(invalid, invalid, nil), "unsafe (2 lost updates)", "the resource check found a violation"},
+		{"hung clients without the allowance", Expect{Verdict: reports.Safe}, hung(2, false), "unknown", "neither safe nor unsafe"},
 		{"fenced: data safe, mutex unsafe", Expect{Verdict: reports.Safe, Mutex: reports.Unsafe}, results(valid, invalid, nil), "safe, mutex unsafe", ""},
 		{"fenced: fault did not bite", Expect{Verdict: reports.Safe, Mutex: reports.Unsafe}, results(valid, valid, nil), "safe, mutex safe", "expected the mutex check unsafe, got safe"},
 		{"recovery within bound", Expect{MaxRecovery: 2 * time.Second}, results(valid, valid, map[int64]*float64{3: ms(1100), 9: ms(1900)}), "safe, recovers ≤ 1.9s", ""},
