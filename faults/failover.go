@@ -71,7 +71,7 @@ func (failover) Run(ctx context.Context, env *Env) error {
 		}
 		env.Started("failover", old.Name, "", 0)
 		err = failOver(ctx, env, rep, old, replicas)
-		env.Stopped("failover", old.Name)
+		env.Stopped("failover", old.Name, 0)
 		if err != nil {
 			return err
 		}

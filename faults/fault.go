@@ -60,8 +60,9 @@ type Env struct {
 	// Started and Stopped record fault events in the history; moment is
 	// the lock moment the strike was aligned to ("" for none).
 	// asked is the length the fault keeps, or 0 when it holds by its own logic.
+	// healing is how long the heal took before the stop (a restart), or 0.
 	Started func(fault, target, moment string, asked time.Duration)
-	Stopped func(fault, target string)
+	Stopped func(fault, target string, healing time.Duration)
 	Log     *slog.Logger
 	// PauseAt arms every client to stop when it next reaches the
 	// checkpoint (lock.Config.Checkpoint), waits for the first that does,
@@ -183,8 +184,9 @@ func every(ctx context.Context, env *Env, fault string, strike func(ctx context.
 		} else {
 			sleep(ctx, env.Duration)
 		}
+		healStart := time.Now()
 		err = h.heal()
-		env.Stopped(fault, h.target)
+		env.Stopped(fault, h.target, time.Since(healStart))
 		if err != nil {
 			return fmt.Errorf("%s: heal %s: %w", fault, h.target, err)
 		}

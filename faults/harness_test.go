@@ -76,7 +76,7 @@ func newBench(t *testing.T, n int, persist bool) *bench {
 		// Client 0 is always the holder.
 		Await:   func(context.Context, string) (int, error) { return 0, nil },
 		Started: func(_, target, _ string, _ time.Duration) { b.started <- target },
-		Stopped: func(_, target string) { b.stopped <- target },
+		Stopped: func(_, target string, _ time.Duration) { b.stopped <- target },
 		Log:     slog.Default(),
 	}
 	return b

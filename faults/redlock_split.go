@@ -55,7 +55,7 @@ func runSplit(ctx context.Context, env *Env, fault, what string, forget func(n *
 		env.Started(fault, target, "", 0)
 		err = splitStrike(ctx, env, fault, links, heal, node, forget)
 		err = errors.Join(err, healAll())
-		env.Stopped(fault, target)
+		env.Stopped(fault, target, 0)
 		if err != nil {
 			return fmt.Errorf("%s: %w", fault, err)
 		}

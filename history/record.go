@@ -89,6 +89,10 @@ type Record struct {
 	// fault on a fault-start that keeps the plain schedule (0 when the fault
 	// holds by its own logic, as failover does).
 	Asked int64 `json:"asked,omitempty"`
+	// HealStart is on a fault-stop whose heal took time (a killed server
+	// restarted and serving again): when the heal began. The strike lasted
+	// until then as asked; the rest is the server's own recovery.
+	HealStart int64 `json:"heal_start,omitempty"`
 	// Lag is on run-end: how late the coordinator's ticker woke.
 	Lag *Lag `json:"lag,omitempty"`
 	// Stopped is on the run-end of a run ended before its duration

@@ -39,9 +39,13 @@ type Health struct {
 	StrikesOff int `json:"strikes_off"`
 	// MinRatio and MaxRatio are the shortest and longest strike over its
 	// asked length; HealLateMaxS is the latest a heal came after it.
+	// A strike lasts until its heal begins: a killed server's restart
+	// (a JVM's start, a database's recovery) is its own, not the
+	// harness's timing, and HealTookMaxS says how long the longest took.
 	MinRatio     float64 `json:"min_ratio,omitempty"`
 	MaxRatio     float64 `json:"max_ratio,omitempty"`
 	HealLateMaxS float64 `json:"heal_late_max_s,omitempty"`
+	HealTookMaxS float64 `json:"heal_took_max_s,omitempty"`
 	// Problems say where timing was not honoured.
 	Problems []string `json:"problems,omitempty"`
 	// Undelivered says why the faults were not delivered as asked: a
@@ -137,12 +141,17 @@ func MeasureHealth(recs []history.Record, faults []string) *Health {
 			if !ok || s.Asked == 0 || want < int64(minCompared) {
 				continue
 			}
-			ratio := float64(r.Time-s.Time) / float64(want)
+			end := r.Time
+			if r.HealStart > 0 {
+				end = r.HealStart
+				h.HealTookMaxS = max(h.HealTookMaxS, seconds(r.Time-r.HealStart))
+			}
+			ratio := float64(end-s.Time) / float64(want)
 			if h.Strikes == 0 || ratio < h.MinRatio {
 				h.MinRatio = ratio
 			}
 			h.MaxRatio = max(h.MaxRatio, ratio)
-			h.HealLateMaxS = max(h.HealLateMaxS, seconds(r.Time-s.Time-want))
+			h.HealLateMaxS = max(h.HealLateMaxS, seconds(end-s.Time-want))
 			h.Strikes++
 			if ratio < minStrikeRatio || ratio > maxStrikeRatio {
 				h.StrikesOff++
@@ -219,6 +228,9 @@ func (h *Health) line() string {
 	if h.Strikes > 0 {
 		s += fmt.Sprintf("; %d fault strike(s) at %.2f–%.2f× the length asked, heals up to %.0f ms late",
 			h.Strikes, h.MinRatio, h.MaxRatio, h.HealLateMaxS*1e3)
+		if h.HealTookMaxS > 0 {
+			s += fmt.Sprintf(", restarts serving within %.2f s", h.HealTookMaxS)
+		}
 	}
 	if len(h.StoppedBy) > 0 && h.RunS != nil {
 		s += fmt.Sprintf("; stopped at %.2f s, the %s check(s) having found a violation (--stop-on-violation)", *h.RunS, strings.Join(h.StoppedBy, " and "))

@@ -36,6 +36,15 @@ func strike(fault string, at, lasted, asked int64) []history.Record {
 	}
 }
 
+// restart is a kill-node strike asked to last 2 s, whose restart began
+// after healAt and served took later.
+func restart(at, healAt, took int64) []history.Record {
+	return []history.Record{
+		{Process: history.NemesisProcess, Type: history.FaultStart, Fault: "kill-node", Target: "redis-0", Time: at, Asked: 2 * sec},
+		{Process: history.NemesisProcess, Type: history.FaultStop, Fault: "kill-node", Target: "redis-0", Time: at + healAt + took, HealStart: at + healAt},
+	}
+}
+
 func TestHealth(t *testing.T) {
 	ms := sec / 1000
 	for _, tc := range []struct {
@@ -70,6 +79,11 @@ func TestHealth(t *testing.T) {
 			notes: []string{"faults not delivered as asked: fault pause-holder was asked for and never started"}},
 		{name: "the control run starts nothing and is healthy", recs: healthRun(10*ms, 9*sec+5*ms, 2*ms),
 			faults: []string{"none"}, verdict: checker.Valid, want: checker.Valid},
+		{name: "a slow restart is the server's, not the strike's", recs: healthRun(10*ms, 9*sec+5*ms, 2*ms, restart(3*sec, 2*sec, 3*sec)...),
+			faults: []string{"kill-node"}, verdict: checker.Valid, want: checker.Valid},
+		{name: "a restart begun late is", recs: healthRun(10*ms, 9*sec+5*ms, 2*ms, restart(3*sec, 3100*ms, 2*sec)...),
+			faults: []string{"kill-node"}, verdict: checker.Valid, want: checker.Unknown,
+			notes: []string{"1 of 1 fault strike(s) lasted outside 0.5–1.5× the length asked (1.55–1.55×)", "verdict unknown"}},
 		{name: "own hold is not compared", recs: healthRun(10*ms, 9*sec+5*ms, 2*ms, strike("failover", 3*sec, 5*sec, 0)...),
 			faults: []string{"failover"}, verdict: checker.Valid, want: checker.Valid},
 		{name: "strike cut by the run's end is compared with what was left", recs: healthRun(10*ms, 9*sec+5*ms, 2*ms, strike("pause-holder", 8*sec, sec+5*ms, 2*sec)...),
@@ -120,5 +134,17 @@ func TestHealthOfOldHistory(t *testing.T) {
 	}
 	if v, notes := h.Judge(checker.Valid); v != checker.Valid || notes != nil {
 		t.Errorf("nil health judged %s %q", v, notes)
+	}
+}
+
+// TestHealthRestartTime: the time a restart took to serve is reported
+// beside the strikes, and on the health line.
+func TestHealthRestartTime(t *testing.T) {
+	h := MeasureHealth(healthRun(10*sec/1000, 9*sec+5*sec/1000, 2*sec/1000, restart(3*sec, 2*sec, 3*sec)...), []string{"kill-node"})
+	if h.HealTookMaxS != 3 || h.MaxRatio != 1 {
+		t.Errorf("heal took %v s at ratio %v, want 3 s at 1", h.HealTookMaxS, h.MaxRatio)
+	}
+	if !strings.Contains(h.line(), "restarts serving within 3.00 s") {
+		t.Errorf("health line %q does not give the restart time", h.line())
 	}
 }

@@ -392,9 +392,14 @@ func (r *run) execute(ctx context.Context) (bool, error) {
 }
 
 func (r *run) faultEnv(servers []*cluster.Node) *faults.Env {
-	event := func(t history.Type, fault, target, moment string, asked time.Duration) {
+	event := func(t history.Type, fault, target, moment string, asked, healing time.Duration) {
+		now := clock.Mono()
+		var healStart int64
+		if healing >= time.Millisecond { // a heal that took time: a restart
+			healStart = now - int64(healing)
+		}
 		r.hist.Append(history.Record{Process: history.NemesisProcess, Type: t, F: "fault",
-			Fault: fault, Target: target, Moment: moment, Asked: int64(asked), Time: clock.Mono()})
+			Fault: fault, Target: target, Moment: moment, Asked: int64(asked), HealStart: healStart, Time: now})
 		r.log.Info(string(t), "fault", fault, "target", target, "moment", moment)
 	}
 	cfg := r.cfg
@@ -416,9 +421,11 @@ func (r *run) faultEnv(servers []*cluster.Node) *faults.Env {
 			}
 		},
 		Started: func(fault, target, moment string, asked time.Duration) {
-			event(history.FaultStart, fault, target, moment, asked)
+			event(history.FaultStart, fault, target, moment, asked, 0)
 		},
-		Stopped: func(fault, target string) { event(history.FaultStop, fault, target, "", 0) },
+		Stopped: func(fault, target string, healing time.Duration) {
+			event(history.FaultStop, fault, target, "", 0, healing)
+		},
 		Log:     r.log,
 		PauseAt: r.pauseAt,
 	}
