@@ -165,6 +165,12 @@ func (e Expect) Judge(r reports.Results, ttl time.Duration) (got string, reasons
 	return strings.Join(gots, ", "), reasons
 }
 
+// needsViolation says whether a run can match e only by finding a
+// violation.
+func (e Expect) needsViolation() bool {
+	return e.Verdict == reports.Unsafe || e.Mutex == reports.Unsafe
+}
+
 // stopChecks names the checks whose violations settle e, so that a run
 // may end at them (runner's --stop-on-violation): every judged outcome is
 // unsafe or any, which a violation satisfies and nothing after it can

@@ -122,8 +122,14 @@ func validScenarioFields(withName bool) []string {
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
-// parser carries the file name into every error.
-type parser struct{ path string }
+// parser carries the file name into every error, and the file's
+// fault_durations into every scenario.
+type parser struct {
+	path string
+	// durations is how long a run lasts under each fault, for scenarios
+	// that do not give their own duration.
+	durations map[string]runner.Duration
+}
 
 func (p parser) errAt(n *yaml.Node, field, format string, args ...any) *Error {
 	e := &Error{File: p.path, Field: field, Msg: fmt.Sprintf(format, args...)}
@@ -179,7 +185,7 @@ func Parse(path string, data []byte) (*File, error) {
 	if len(doc.Content) == 0 {
 		return nil, &Error{File: path, Msg: "empty suite: give a mapping with scenarios: [...] or a matrix"}
 	}
-	top, err := p.pairs(doc.Content[0], "", []string{"name", "defaults", "matrix", "scenarios", "envelopes"})
+	top, err := p.pairs(doc.Content[0], "", []string{"name", "defaults", "fault_durations", "matrix", "scenarios", "envelopes"})
 	if err != nil {
 		return nil, err
 	}
@@ -195,6 +201,10 @@ func Parse(path string, data []byte) (*File, error) {
 			}
 		case "defaults":
 			if defaults, err = p.pairs(kv.val, "defaults", validScenarioFields(false)); err != nil {
+				return nil, err
+			}
+		case "fault_durations":
+			if p.durations, err = p.faultDurations(kv); err != nil {
 				return nil, err
 			}
 		case "matrix":
@@ -238,6 +248,44 @@ func Parse(path string, data []byte) (*File, error) {
 		}
 	}
 	return f, nil
+}
+
+// faultDurations reads the fault_durations block: a run length for each
+// fault named. A suite's runs cost their duration, and the length that
+// finds a fault's anomaly differs by fault (a pause shows at its first
+// strike, a failover needs several): measured per fault, the whole suite
+// stays short without cutting any fault's search below what it needs.
+func (p parser) faultDurations(kv pair) (map[string]runner.Duration, error) {
+	if kv.val.Kind != yaml.MappingNode {
+		return nil, p.errAt(kv.val, kv.path, "want a mapping of fault names to durations, e.g. {pause-holder: 6s}")
+	}
+	out := map[string]runner.Duration{}
+	for i := 0; i+1 < len(kv.val.Content); i += 2 {
+		k, v := kv.val.Content[i], kv.val.Content[i+1]
+		field := kv.path + "." + k.Value
+		if _, err := faults.Lookup(k.Value); err != nil {
+			return nil, p.errAt(k, field, "%v", err)
+		}
+		if _, dup := out[k.Value]; dup {
+			return nil, p.errAt(k, field, "given twice: list each fault once")
+		}
+		var d runner.Duration
+		if v.Kind != yaml.ScalarNode || d.Set(v.Value) != nil || d <= 0 {
+			return nil, p.errAt(v, field, "want a positive duration such as 10s, 500ms or 2m")
+		}
+		out[k.Value] = d
+	}
+	return out, nil
+}
+
+// faultDuration is the longest of fault_durations' lengths for the given
+// faults, if it names any: a run must be long enough for each of them.
+func (p parser) faultDuration(names []string) (runner.Duration, bool) {
+	var longest runner.Duration
+	for _, name := range names {
+		longest = max(longest, p.durations[name])
+	}
+	return longest, longest > 0
 }
 
 func (p parser) name(kv pair) (string, error) {
@@ -295,6 +343,16 @@ func (p parser) scenario(n *yaml.Node, path string, defaults []pair) (*Scenario,
 	}
 	if sc.StopEarly {
 		cfg.StopOnViolation = sc.Expect.stopChecks(workload)
+	}
+	// fault_durations says how long to look where no violation is
+	// expected. A run that must find one keeps the defaults' duration:
+	// stopped at the violation (stop_early), it costs only the time to
+	// find it and its duration is a limit; run to its end (a fenced design
+	// whose data stays safe), a shorter run would miss more often.
+	if !sc.Expect.needsViolation() && !slices.ContainsFunc(own, func(kv pair) bool { return kv.key.Value == "duration" }) {
+		if d, ok := p.faultDuration(cfg.Faults); ok {
+			cfg.Duration = d
+		}
 	}
 	if len(cfg.Faults) == 0 {
 		node, field := at("faults")

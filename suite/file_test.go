@@ -54,6 +54,46 @@ scenarios:
 	}
 }
 
+// TestFaultDurations: a scenario or cell without its own duration runs
+// for its fault's (the longest of its faults'), over the defaults and the
+// matrix's; one that gives its own keeps it, and one that must find a
+// violation keeps the defaults' (a limit when it stops at it).
+func TestFaultDurations(t *testing.T) {
+	src := `defaults: {duration: 10s}
+fault_durations: {pause-holder: 4s, kill-node: 7s}
+matrix: {designs: [redis-single], faults: [none, pause-holder, kill-node], expect: any, duration: 9s}
+scenarios:
+  - {name: both, impl: redis-single, faults: [pause-holder, kill-node], expect: any}
+  - {name: own, impl: redis-single, faults: pause-holder, duration: 2s, expect: any}
+  - {name: redis-single-kill-node, impl: redis-single, faults: kill-node, expect: any}
+  - {name: stops, impl: redis-single, faults: pause-holder, stop_early: true, expect: unsafe}
+  - {name: stops-mutex, impl: redis-single, faults: pause-holder, stop_early: true, expect: {mutex: unsafe}}
+  - {name: stops-any, impl: redis-single, faults: pause-holder, stop_early: true, expect: any}
+  - {name: to-the-end, impl: redis-single, faults: pause-holder, stop_early: true, expect: {verdict: unsafe, max_recovery: 2s}}
+  - {name: fenced, impl: redis-single-fenced, faults: pause-holder, expect: {verdict: safe, mutex: unsafe}}
+  - {name: safe, impl: redis-single-fenced, faults: pause-holder, expect: {verdict: safe, max_recovery: 2s}}
+`
+	f, err := Parse("d.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]time.Duration{
+		"both": 7 * time.Second, "own": 2 * time.Second, "redis-single-kill-node": 7 * time.Second,
+		"redis-single-none": 9 * time.Second, "redis-single-pause-holder": 4 * time.Second,
+		"stops": 10 * time.Second, "stops-mutex": 10 * time.Second, "stops-any": 4 * time.Second, "to-the-end": 10 * time.Second,
+		"fenced": 10 * time.Second, "safe": 4 * time.Second,
+	}
+	for _, sc := range f.Scenarios {
+		if got := time.Duration(sc.Runs[0].Duration); got != want[sc.Name] {
+			t.Errorf("%s: duration %v, want %v", sc.Name, got, want[sc.Name])
+		}
+		delete(want, sc.Name)
+	}
+	if len(want) > 0 {
+		t.Errorf("scenarios missing: %v", want)
+	}
+}
+
 // TestParseErrors: every mistake names the file, the line and the field.
 func TestParseErrors(t *testing.T) {
 	scenario := func(lines ...string) string {
@@ -66,8 +106,12 @@ func TestParseErrors(t *testing.T) {
 		{"bad indentation", "name: a\n scenarios: []\n", "s.yaml:2: not valid YAML: mapping values are not allowed"},
 		{"empty", "", "s.yaml: empty suite"},
 		{"not a mapping", "- a\n", "s.yaml:1: want a mapping"},
-		{"unknown top field", "scenario: []\n", "s.yaml:1: scenario: unknown field (valid: name, defaults, matrix, scenarios, envelopes)"},
+		{"unknown top field", "scenario: []\n", "s.yaml:1: scenario: unknown field (valid: name, defaults, fault_durations, matrix, scenarios, envelopes)"},
 		{"no scenarios", "name: x\n", "s.yaml:1: scenarios: missing"},
+		{"fault_durations not a mapping", "fault_durations: 5s\n" + scenario("impl: redis-single", "expect: safe"), "s.yaml:1: fault_durations: want a mapping of fault names to durations"},
+		{"fault_durations unknown fault", "fault_durations: {gremlins: 5s}\n" + scenario("impl: redis-single", "expect: safe"), `s.yaml:1: fault_durations.gremlins: unknown fault "gremlins"`},
+		{"fault_durations bad duration", "fault_durations:\n  none: soon\n" + scenario("impl: redis-single", "expect: safe"), "s.yaml:2: fault_durations.none: want a positive duration"},
+		{"fault_durations zero", "fault_durations:\n  none: 0s\n" + scenario("impl: redis-single", "expect: safe"), "s.yaml:2: fault_durations.none: want a positive duration"},
 		{"empty scenarios", "scenarios: []\n", "s.yaml:1: scenarios: want a non-empty list"},
 		{"unknown field", scenario("impl: redis-single", "fualts: none", "expect: safe"), "s.yaml:4: scenarios[0].fualts: unknown field (valid: "},
 		{"duplicate field", scenario("impl: redis-single", "impl: redis-single", "expect: safe"), "s.yaml:4: scenarios[0].impl: given twice (first on line 3)"},
