@@ -474,9 +474,10 @@ func (r *run) readWorker(w *worker, out *os.File) {
 	defer out.Close()
 	sc := bufio.NewScanner(out)
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	var dec messageDecoder
 	for sc.Scan() {
 		var m message
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+		if err := dec.decode(sc.Bytes(), &m); err != nil {
 			r.log.Warn("bad line from worker", "client", w.id, "err", err)
 			continue
 		}
