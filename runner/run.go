@@ -301,10 +301,11 @@ func (r *run) execute(ctx context.Context) (bool, error) {
 		}
 		return l.Addr(), nil
 	}
+	batch := !faults.NeedPromptClients(cfg.Faults)
 	var wcs []WorkerConfig
 	for i := range cfg.Clients {
 		wc := WorkerConfig{Client: i, Impl: cfg.Impl, Workload: cfg.Workload.Name, Lock: lockCfg, Keys: r.keys,
-			HoldMin: cfg.HoldMin, HoldMax: cfg.HoldMax}
+			HoldMin: cfg.HoldMin, HoldMax: cfg.HoldMax, Batch: batch}
 		wc.Lock.Client = i
 		wc.Lock.Nodes = nil
 		for _, n := range dep.Nodes {

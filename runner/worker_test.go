@@ -3,6 +3,8 @@ package runner
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -51,4 +53,65 @@ func TestMessagesMatchJSON(t *testing.T) {
 			t.Errorf("%s: decoded %+v, want an error", bad, m)
 		}
 	}
+}
+
+// writes records each write a sink makes.
+type writes struct {
+	mu    sync.Mutex
+	lines [][]string
+}
+
+func (w *writes) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.lines = append(w.lines, strings.Split(strings.TrimSuffix(string(b), "\n"), "\n"))
+	return len(b), nil
+}
+
+func (w *writes) count() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.lines)
+}
+
+// cycle sends what a mutex cycle sends: invoke, ok and the grant, invoke,
+// ok.
+func cycle(s *lineSink, seq int) {
+	s.Record(history.Record{Seq: seq, Type: history.Invoke, F: history.FAcquire, Key: "k", Time: 1})
+	s.Record(history.Record{Seq: seq, Type: history.OK, F: history.FAcquire, Key: "k", Time: 2})
+	s.InCriticalSection()
+	s.Record(history.Record{Seq: seq + 1, Type: history.Invoke, F: history.FRelease, Key: "k", Time: 3})
+	s.Record(history.Record{Seq: seq + 1, Type: history.OK, F: history.FRelease, Key: "k", Time: 4})
+}
+
+// A sink writes each invoke and grant at once, with what is queued before
+// it; a batch sink holds them with the completions, up to flushDelay.
+func TestLineSinkBatches(t *testing.T) {
+	var w writes
+	s := newLineSink(&w, false)
+	cycle(s, 1)
+	if got := w.count(); got != 3 {
+		t.Errorf("a cycle made %d writes, want 3 (invoke; ok with the grant; invoke): %q", got, w.lines)
+	}
+	s.close()
+
+	var b writes
+	s = newLineSink(&b, true)
+	cycle(s, 1)
+	cycle(s, 3)
+	if got := b.count(); got != 0 {
+		t.Errorf("a batch sink wrote at once: %q", b.lines)
+	}
+	deadline := time.Now().Add(time.Second)
+	for b.count() == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if b.count() != 1 || len(b.lines[0]) != 8 || !strings.HasSuffix(b.lines[0][1], `,"cs":true}`) {
+		t.Fatalf("batch sink: %q, want one write of the two cycles' 8 lines, the grant on the acquire's ok", b.lines)
+	}
+	s.Record(history.Record{Type: history.ClientFailed, Time: 5, Error: "broke"})
+	if b.count() != 2 {
+		t.Errorf("a broken client's record waits in a batch sink: %q", b.lines)
+	}
+	s.close()
 }
