@@ -450,7 +450,7 @@ func (r *run) startWorker(wc WorkerConfig, seqBase int) (*worker, error) {
 	}
 	// The client's name on the command line tells workers apart in ps.
 	name := fmt.Sprintf("c%d", wc.Client)
-	proc, err := cluster.Start(cluster.Spec{Name: name, Path: r.exe, Args: []string{WorkerCommand, name},
+	proc, err := cluster.Start(cluster.Spec{Name: name, Path: r.exe, Args: []string{WorkerCommand, name}, Env: workerEnv(),
 		Dir: r.dir, Stdin: inR, Stdout: outW, Log: logf})
 	inR.Close()
 	outW.Close()

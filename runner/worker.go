@@ -260,6 +260,48 @@ func (s *lineSink) Record(r history.Record) {
 }
 func (s *lineSink) InCriticalSection() { s.send(message{InCS: true}, !s.batch) }
 
+// sysmonSetting is the GODEBUG setting a worker runs with: a scheduler
+// trace every 2^31-1 ms (24.8 days), which is to say none, whose effect is
+// that the runtime's monitor thread (sysmon) never enters its deep sleep.
+// A worker's one P goes idle at every round trip to a server; sysmon then
+// sleeps until the next syscall wakes it (a futex call), starts over at
+// 20 µs naps and sleeps again at the next idle moment: several wake-ups of
+// a second thread per lock cycle, which took a third of the worker's CPU
+// (golang/go#18236; /proc/PID/task shows it, a CPU profile does not).
+// Awake, it backs off to naps of 10 ms. The trace's one line, at start-up
+// when the host's monotonic clock is past 24.8 days, goes to the worker's
+// log. Only the worker has it: Worker takes it out of the environment its
+// lock client's programs inherit.
+const sysmonSetting = "schedtrace=2147483647"
+
+// workerEnv is what a worker's environment adds to the coordinator's:
+// sysmonSetting, unless GODEBUG already sets a schedtrace of its own.
+func workerEnv() []string {
+	godebug := os.Getenv("GODEBUG")
+	for _, kv := range strings.Split(godebug, ",") {
+		if strings.HasPrefix(kv, "schedtrace=") {
+			return nil
+		}
+	}
+	if godebug == "" {
+		return []string{"GODEBUG=" + sysmonSetting}
+	}
+	return []string{"GODEBUG=" + godebug + "," + sysmonSetting}
+}
+
+// dropSysmonSetting gives the environment back the GODEBUG the coordinator
+// had, for the programs a lock client starts. The runtime read it at
+// start-up; changing it now changes only settings that may change at run
+// time, and schedtrace is not one.
+func dropSysmonSetting() {
+	switch godebug := os.Getenv("GODEBUG"); {
+	case godebug == sysmonSetting:
+		os.Unsetenv("GODEBUG")
+	case strings.HasSuffix(godebug, ","+sysmonSetting):
+		os.Setenv("GODEBUG", strings.TrimSuffix(godebug, ","+sysmonSetting))
+	}
+}
+
 // exitOrphaned ends a worker whose coordinator is gone, and with it every
 // process its lock client started.
 func exitOrphaned() {
@@ -281,6 +323,7 @@ func Worker(in io.Reader, out io.Writer) (retErr error) {
 	// and context switches that cost a busy machine more than the work.
 	// One P took the workers' CPU per lock cycle down 15-20%.
 	runtime.GOMAXPROCS(1)
+	dropSysmonSetting()
 	defer cluster.KillDescendants()
 	br := bufio.NewReader(in)
 	line, err := br.ReadBytes('\n')

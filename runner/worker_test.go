@@ -2,6 +2,7 @@ package runner
 
 import (
 	"encoding/json"
+	"os"
 	"reflect"
 	"strings"
 	"sync"
@@ -114,4 +115,29 @@ func TestLineSinkBatches(t *testing.T) {
 		t.Errorf("a broken client's record waits in a batch sink: %q", b.lines)
 	}
 	s.close()
+}
+
+// A worker gets sysmonSetting unless GODEBUG sets a schedtrace, and gives
+// its lock client's programs the coordinator's GODEBUG back.
+func TestWorkerEnv(t *testing.T) {
+	for _, tc := range []struct{ coordinator, worker string }{
+		{"", "GODEBUG=" + sysmonSetting},
+		{"gctrace=1", "GODEBUG=gctrace=1," + sysmonSetting},
+		{"gctrace=1,schedtrace=1000", ""},
+		{"schedtrace=5", ""},
+	} {
+		t.Setenv("GODEBUG", tc.coordinator)
+		env := workerEnv()
+		if got := strings.Join(env, " "); got != tc.worker {
+			t.Errorf("GODEBUG=%q: worker env %q, want %q", tc.coordinator, got, tc.worker)
+		}
+		for _, kv := range env {
+			k, v, _ := strings.Cut(kv, "=")
+			t.Setenv(k, v)
+		}
+		dropSysmonSetting()
+		if got, set := os.LookupEnv("GODEBUG"); got != tc.coordinator || !set && tc.coordinator != "" {
+			t.Errorf("GODEBUG=%q: the lock client's programs get %q", tc.coordinator, got)
+		}
+	}
 }
