@@ -227,3 +227,25 @@ func All() []Fault { return registered.All() }
 
 // Names returns the registered fault names, sorted.
 func Names() []string { return registered.Names() }
+
+// ClientFree is implemented by faults that never act on a client process
+// (stop, kill, skew its clock, stop it at a checkpoint) and never wait for
+// a client's lock moment: the control run's none. In a run whose faults
+// all are, the coordinator acts on no client message as it comes, so the
+// workers send theirs in batches instead of one write per invoke, a write
+// and a wake-up of the coordinator each (runner.WorkerConfig.Batch). A
+// fault that does not say so gets every message at once.
+type ClientFree interface {
+	ClientFree()
+}
+
+// NeedPromptClients reports whether any of fs may act on a client at the
+// moment its worker reports something (an invoke, a grant).
+func NeedPromptClients(fs []Fault) bool {
+	for _, f := range fs {
+		if _, free := f.(ClientFree); !free {
+			return true
+		}
+	}
+	return false
+}

@@ -17,3 +17,4 @@ func (none) Applies(impls.Design, string) error    { return nil }
 func (none) Run(ctx context.Context, _ *Env) error { <-ctx.Done(); return nil }
 func (none) LinkFree()                             {}
 func (none) ServerFree()                           {}
+func (none) ClientFree()                           {}

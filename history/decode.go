@@ -50,29 +50,50 @@ func (d *decoder) value(v int64) *int64 {
 
 // fast parses line into r, or reports false and leaves r to be reset.
 func (d *decoder) fast(b []byte, r *Record) bool {
-	i := skipSpace(b, 0)
+	end, ok := d.object(b, skipSpace(b, 0), r)
+	return ok && skipSpace(b, end) == len(b)
+}
+
+// Decoder parses records as Read does, for a reader with its own framing:
+// the coordinator, whose workers send each record inside a message.
+type Decoder struct{ d decoder }
+
+// Prefix parses the record object at the start of b and returns the bytes
+// after it, or reports false when the fast path does not take b (see
+// decoder): the caller then decodes the whole of its line with
+// encoding/json, and resets r, which may be partly set.
+func (d *Decoder) Prefix(b []byte, r *Record) ([]byte, bool) {
+	end, ok := d.d.object(b, 0, r)
+	if !ok {
+		return nil, false
+	}
+	return b[end:], true
+}
+
+// object parses the object at b[i] into r and returns the index after it.
+func (d *decoder) object(b []byte, i int, r *Record) (int, bool) {
 	if i == len(b) || b[i] != '{' {
-		return false
+		return i, false
 	}
 	i = skipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
-		return skipSpace(b, i+1) == len(b)
+		return i + 1, true
 	}
 	for {
 		key, j, ok := plainString(b, i)
 		if !ok {
-			return false
+			return i, false
 		}
 		i = skipSpace(b, j)
 		if i == len(b) || b[i] != ':' {
-			return false
+			return i, false
 		}
 		i = skipSpace(b, i+1)
 		switch string(key) {
 		case "index", "process", "seq", "time", "token", "cmds":
 			n, j, ok := integer(b, i)
 			if !ok {
-				return false
+				return i, false
 			}
 			switch string(key) {
 			case "index":
@@ -96,13 +117,13 @@ func (d *decoder) fast(b []byte, r *Record) bool {
 			}
 			n, j, ok := integer(b, i)
 			if !ok {
-				return false
+				return i, false
 			}
 			r.Value, i = d.value(n), j
 		case "type", "f", "key", "error", "fault", "target", "moment":
 			v, j, ok := plainString(b, i)
 			if !ok {
-				return false
+				return i, false
 			}
 			s := d.str(v)
 			switch string(key) {
@@ -123,19 +144,19 @@ func (d *decoder) fast(b []byte, r *Record) bool {
 			}
 			i = j
 		default:
-			return false
+			return i, false
 		}
 		i = skipSpace(b, i)
 		if i == len(b) {
-			return false
+			return i, false
 		}
 		switch b[i] {
 		case ',':
 			i = skipSpace(b, i+1)
 		case '}':
-			return skipSpace(b, i+1) == len(b)
+			return i + 1, true
 		default:
-			return false
+			return i, false
 		}
 	}
 }

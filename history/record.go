@@ -3,7 +3,6 @@ package history
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -121,7 +120,7 @@ type Writer struct {
 	mu     sync.Mutex
 	f      *os.File
 	bw     *bufio.Writer
-	enc    *json.Encoder
+	line   []byte // the record being encoded (AppendJSON)
 	timer  *time.Timer
 	armed  bool // the timer will flush what is buffered
 	closed bool
@@ -141,7 +140,7 @@ func Create(path string) (*Writer, error) {
 		return nil, fmt.Errorf("create history: %w", err)
 	}
 	bw := bufio.NewWriterSize(f, 64<<10)
-	return &Writer{f: f, bw: bw, enc: json.NewEncoder(bw)}, nil
+	return &Writer{f: f, bw: bw}, nil
 }
 
 // Append assigns the next index to r, buffers it and returns it. Records
@@ -155,7 +154,9 @@ func (w *Writer) Append(r Record) Record {
 		w.fail(errors.New("append after close"))
 		return r
 	}
-	w.fail(w.enc.Encode(r))
+	w.line = append(AppendJSON(w.line[:0], &r), '\n')
+	_, err := w.bw.Write(w.line)
+	w.fail(err)
 	switch {
 	case w.timer == nil:
 		w.timer = time.AfterFunc(FlushEvery, w.flushLater)

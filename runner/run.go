@@ -301,10 +301,11 @@ func (r *run) execute(ctx context.Context) (bool, error) {
 		}
 		return l.Addr(), nil
 	}
+	batch := !faults.NeedPromptClients(cfg.Faults)
 	var wcs []WorkerConfig
 	for i := range cfg.Clients {
 		wc := WorkerConfig{Client: i, Impl: cfg.Impl, Workload: cfg.Workload.Name, Lock: lockCfg, Keys: r.keys,
-			HoldMin: cfg.HoldMin, HoldMax: cfg.HoldMax}
+			HoldMin: cfg.HoldMin, HoldMax: cfg.HoldMax, Batch: batch}
 		wc.Lock.Client = i
 		wc.Lock.Nodes = nil
 		for _, n := range dep.Nodes {
@@ -456,7 +457,7 @@ func (r *run) startWorker(wc WorkerConfig, seqBase int) (*worker, error) {
 	}
 	// The client's name on the command line tells workers apart in ps.
 	name := fmt.Sprintf("c%d", wc.Client)
-	proc, err := cluster.Start(cluster.Spec{Name: name, Path: r.exe, Args: []string{WorkerCommand, name},
+	proc, err := cluster.Start(cluster.Spec{Name: name, Path: r.exe, Args: []string{WorkerCommand, name}, Env: workerEnv(),
 		Dir: r.dir, Stdin: inR, Stdout: outW, Log: logf})
 	inR.Close()
 	outW.Close()
@@ -481,9 +482,10 @@ func (r *run) readWorker(w *worker, out *os.File) {
 	defer out.Close()
 	sc := bufio.NewScanner(out)
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	var dec messageDecoder
 	for sc.Scan() {
 		var m message
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+		if err := dec.decode(sc.Bytes(), &m); err != nil {
 			r.log.Warn("bad line from worker", "client", w.id, "err", err)
 			continue
 		}

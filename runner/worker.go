@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -72,6 +73,10 @@ type WorkerConfig struct {
 	Keys     []string    `json:"keys"`
 	HoldMin  Duration    `json:"hold_min"`
 	HoldMax  Duration    `json:"hold_max"`
+	// Batch says that nothing in the run acts on this client at the moment
+	// it reports something (faults.NeedPromptClients is false: the control
+	// run), so the worker writes its messages in batches (lineSink).
+	Batch bool `json:"batch,omitempty"`
 }
 
 // message is one line from a worker: a history record, a note that the
@@ -107,19 +112,33 @@ type clockAck struct {
 // lost to a kill reads as an unknown outcome, which it then is. The
 // critical-section note that follows a buffered completion (mutex's
 // acquire ok) rides on that completion's line rather than a line of its own.
+//
+// In a batch sink (WorkerConfig.Batch: no fault of the run kills, stops
+// or waits for a client) invokes and critical-section notes wait too, and
+// the sink writes what it holds every flushDelay: some ten records a write
+// instead of three writes a lock cycle, each of them a syscall here and a
+// wake-up of the coordinator there. The records and their times are the
+// same; they reach the history up to flushDelay later. Only a worker killed
+// from outside the run (an interrupted run, whose history is not checked,
+// or a kill by hand) loses what it held, invokes included.
 type lineSink struct {
 	mu      sync.Mutex
 	out     io.Writer
+	batch   bool
 	buf     []byte
 	pending *message // the last message, not yet encoded into buf
 	timer   *time.Timer
 	armed   bool // timer will flush what is buffered
 }
 
-// flushDelay bounds how long a completion waits in a worker's buffer.
+// flushDelay bounds how long a completion (or, in a batch sink, any
+// record) waits in a worker's buffer.
 const flushDelay = 5 * time.Millisecond
 
-func newLineSink(out io.Writer) *lineSink { return &lineSink{out: out} }
+// maxBatch is how much a batch sink buffers before it writes at once.
+const maxBatch = 32 << 10
+
+func newLineSink(out io.Writer, batch bool) *lineSink { return &lineSink{out: out, batch: batch} }
 
 // flushLater is the timer's flush of a completion no urgent message took.
 func (s *lineSink) flushLater() {
@@ -140,7 +159,7 @@ func (s *lineSink) send(m message, urgent bool) {
 		s.pending = &m
 	}
 	switch {
-	case urgent:
+	case urgent || len(s.buf) >= maxBatch:
 		if s.armed {
 			s.timer.Stop()
 			s.armed = false
@@ -160,12 +179,56 @@ func (s *lineSink) encodePending() {
 	if s.pending == nil {
 		return
 	}
-	line, err := json.Marshal(s.pending)
-	if err != nil { // a record always encodes; this is a bug
+	s.buf = append(appendMessage(s.buf, s.pending), '\n')
+	s.pending = nil
+}
+
+// appendMessage appends m as json.Marshal writes it. A record, with or
+// without its critical-section note, is most of what a worker sends (four
+// a lock cycle) and is written directly (history.AppendJSON); the rest go
+// through encoding/json.
+func appendMessage(dst []byte, m *message) []byte {
+	if m.Record != nil && m.Clock == nil && m.Paused == "" {
+		dst = history.AppendJSON(append(dst, `{"r":`...), m.Record)
+		if m.InCS {
+			dst = append(dst, `,"cs":true`...)
+		}
+		return append(dst, '}')
+	}
+	line, err := json.Marshal(m)
+	if err != nil { // a message always encodes; this is a bug
 		panic(fmt.Errorf("encode message: %w", err))
 	}
-	s.buf = append(append(s.buf, line...), '\n')
-	s.pending = nil
+	return append(dst, line...)
+}
+
+// messageDecoder reads a worker's lines. The lines appendMessage writes
+// for records it parses itself (history.Decoder), several times faster
+// than encoding/json, which has every other line and the last word.
+type messageDecoder struct {
+	dec history.Decoder
+	rec history.Record
+}
+
+// decode parses line into m. m.Record, when set, may point into d and is
+// good until the next call.
+func (d *messageDecoder) decode(line []byte, m *message) error {
+	*m = message{}
+	if rest, ok := bytes.CutPrefix(line, []byte(`{"r":`)); ok {
+		d.rec = history.Record{}
+		if rest, ok := d.dec.Prefix(rest, &d.rec); ok {
+			switch string(rest) {
+			case "}":
+				m.Record = &d.rec
+				return nil
+			case `,"cs":true}`:
+				m.Record, m.InCS = &d.rec, true
+				return nil
+			}
+		}
+	}
+	*m = message{}
+	return json.Unmarshal(line, m)
 }
 
 // flushLocked writes everything queued in one write; s.mu held.
@@ -193,9 +256,51 @@ func (s *lineSink) close() {
 }
 
 func (s *lineSink) Record(r history.Record) {
-	s.send(message{Record: &r}, r.Type == history.Invoke || r.Type == history.ClientFailed)
+	s.send(message{Record: &r}, r.Type == history.ClientFailed || r.Type == history.Invoke && !s.batch)
 }
-func (s *lineSink) InCriticalSection() { s.send(message{InCS: true}, true) }
+func (s *lineSink) InCriticalSection() { s.send(message{InCS: true}, !s.batch) }
+
+// sysmonSetting is the GODEBUG setting a worker runs with: a scheduler
+// trace every 2^31-1 ms (24.8 days), which is to say none, whose effect is
+// that the runtime's monitor thread (sysmon) never enters its deep sleep.
+// A worker's one P goes idle at every round trip to a server; sysmon then
+// sleeps until the next syscall wakes it (a futex call), starts over at
+// 20 µs naps and sleeps again at the next idle moment: several wake-ups of
+// a second thread per lock cycle, which took a third of the worker's CPU
+// (golang/go#18236; /proc/PID/task shows it, a CPU profile does not).
+// Awake, it backs off to naps of 10 ms. The trace's one line, at start-up
+// when the host's monotonic clock is past 24.8 days, goes to the worker's
+// log. Only the worker has it: Worker takes it out of the environment its
+// lock client's programs inherit.
+const sysmonSetting = "schedtrace=2147483647"
+
+// workerEnv is what a worker's environment adds to the coordinator's:
+// sysmonSetting, unless GODEBUG already sets a schedtrace of its own.
+func workerEnv() []string {
+	godebug := os.Getenv("GODEBUG")
+	for _, kv := range strings.Split(godebug, ",") {
+		if strings.HasPrefix(kv, "schedtrace=") {
+			return nil
+		}
+	}
+	if godebug == "" {
+		return []string{"GODEBUG=" + sysmonSetting}
+	}
+	return []string{"GODEBUG=" + godebug + "," + sysmonSetting}
+}
+
+// dropSysmonSetting gives the environment back the GODEBUG the coordinator
+// had, for the programs a lock client starts. The runtime read it at
+// start-up; changing it now changes only settings that may change at run
+// time, and schedtrace is not one.
+func dropSysmonSetting() {
+	switch godebug := os.Getenv("GODEBUG"); {
+	case godebug == sysmonSetting:
+		os.Unsetenv("GODEBUG")
+	case strings.HasSuffix(godebug, ","+sysmonSetting):
+		os.Setenv("GODEBUG", strings.TrimSuffix(godebug, ","+sysmonSetting))
+	}
+}
 
 // exitOrphaned ends a worker whose coordinator is gone, and with it every
 // process its lock client started.
@@ -218,6 +323,7 @@ func Worker(in io.Reader, out io.Writer) (retErr error) {
 	// and context switches that cost a busy machine more than the work.
 	// One P took the workers' CPU per lock cycle down 15-20%.
 	runtime.GOMAXPROCS(1)
+	dropSysmonSetting()
 	defer cluster.KillDescendants()
 	br := bufio.NewReader(in)
 	line, err := br.ReadBytes('\n')
@@ -236,7 +342,7 @@ func Worker(in io.Reader, out io.Writer) (retErr error) {
 	if err != nil {
 		return err
 	}
-	sink := newLineSink(out)
+	sink := newLineSink(out, cfg.Batch)
 	defer sink.close()
 	// failed tells the coordinator why this worker stops early; it names
 	// the worker and what its lock client did.

@@ -1,0 +1,73 @@
+package history
+
+import (
+	"bufio"
+	"compress/gzip"
+	"encoding/json"
+	"os"
+	"testing"
+)
+
+// sameAsMarshal fails unless AppendJSON writes r as json.Marshal does.
+func sameAsMarshal(t *testing.T, r Record) {
+	t.Helper()
+	want, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := AppendJSON(nil, &r); string(got) != string(want) {
+		t.Fatalf("AppendJSON wrote\n%s\nencoding/json\n%s", got, want)
+	}
+}
+
+func TestAppendJSONMatches(t *testing.T) {
+	for _, r := range []Record{
+		{},
+		{Index: 3, Process: 2, Seq: 7, Type: Invoke, F: FAcquire, Key: "lock-0", Time: 2576714167207},
+		{Index: -1, Process: NemesisProcess, Seq: 1, Type: OK, F: FRead, Key: "lock-0", Value: Int64(1148), Time: 1},
+		{Process: 3, Seq: 2, Type: Fail, F: FIncr, Key: "k", Value: Int64(-3), Token: 7, Time: -5, Cmds: 4, Error: "stale token rejected"},
+		{Type: FaultStart, F: "fault", Fault: "pause-holder", Target: "c3", Moment: "grant", Asked: 4e9, Time: 5},
+		{Type: RunEnd, F: "run", Lag: &Lag{Ticks: 3, P99: 4, Max: 5}, Stopped: []string{"mutex"}, Time: 9},
+		{Type: RunEnd, F: "run", Stopped: []string{}, Time: 9},
+		{Type: Info, Error: `a "quoted" <word> & a \ backslash`},
+		{Type: Info, Error: "tab\there, newline\n, bell\a, del\x7f"},
+		{Type: Info, Error: "café, line\u2028separator, bad \xff utf-8"},
+		{Type: ClientFailed, Key: "~!@#$%^*()_+-={}[]|:;',.?/`"},
+	} {
+		sameAsMarshal(t, r)
+	}
+}
+
+func TestAppendJSONMatchesOnStoredRun(t *testing.T) {
+	f, err := os.Open("../reports/testdata/run-60s-8c/history.jsonl.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(zr)
+	n := 0
+	for sc.Scan() {
+		var r Record
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		sameAsMarshal(t, r)
+		n++
+	}
+	if err := sc.Err(); err != nil || n == 0 {
+		t.Fatalf("read %d lines: %v", n, err)
+	}
+}
+
+func FuzzAppendJSON(f *testing.F) {
+	f.Add(1, 2, "invoke", "acquire", "lock-1", int64(3), "", "")
+	f.Add(-1, 0, "ok", "read", "", int64(-7), "a \"b\" <c>", "\xff\u2028")
+	f.Fuzz(func(t *testing.T, index, seq int, typ, fn, key string, n int64, errStr, fault string) {
+		sameAsMarshal(t, Record{Index: index, Seq: seq, Type: Type(typ), F: fn, Key: key, Value: &n, Token: n,
+			Time: n, Cmds: seq, Error: errStr, Fault: fault, Target: key, Moment: fn, Asked: -n})
+	})
+}
