@@ -74,6 +74,10 @@ func AppendJSON(dst []byte, r *Record) []byte {
 		dst = append(dst, `,"asked":`...)
 		dst = strconv.AppendInt(dst, r.Asked, 10)
 	}
+	if r.HealStart != 0 {
+		dst = append(dst, `,"heal_start":`...)
+		dst = strconv.AppendInt(dst, r.HealStart, 10)
+	}
 	return append(dst, '}')
 }
 

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"os"
+	"reflect"
 	"testing"
 )
 
@@ -34,6 +35,32 @@ func TestAppendJSONMatches(t *testing.T) {
 		{Type: Info, Error: "café, line\u2028separator, bad \xff utf-8"},
 		{Type: ClientFailed, Key: "~!@#$%^*()_+-={}[]|:;',.?/`"},
 	} {
+		sameAsMarshal(t, r)
+	}
+}
+
+// TestAppendJSONEveryField: a field added to Record and not to
+// AppendJSON fails here, whatever its type (each is set non-zero).
+func TestAppendJSONEveryField(t *testing.T) {
+	rt := reflect.TypeFor[Record]()
+	for i := range rt.NumField() {
+		var r Record
+		f := reflect.ValueOf(&r).Elem().Field(i)
+		switch f.Kind() {
+		case reflect.Int, reflect.Int64:
+			f.SetInt(42)
+		case reflect.String:
+			f.SetString("x")
+		case reflect.Pointer, reflect.Slice:
+			f.Set(reflect.New(f.Type()).Elem())
+			if f.Kind() == reflect.Pointer {
+				f.Set(reflect.New(f.Type().Elem()))
+			} else {
+				f.Set(reflect.MakeSlice(f.Type(), 1, 1))
+			}
+		default:
+			t.Fatalf("field %s: kind %s not covered by this test", rt.Field(i).Name, f.Kind())
+		}
 		sameAsMarshal(t, r)
 	}
 }
