@@ -1,10 +1,7 @@
 package history
 
 import (
-	"bufio"
-	"compress/gzip"
 	"encoding/json"
-	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -54,23 +51,8 @@ func TestDecodeMatchesJSON(t *testing.T) {
 }
 
 func TestDecodeMatchesJSONOnStoredRun(t *testing.T) {
-	f, err := os.Open("../reports/testdata/run-60s-8c/history.jsonl.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(zr)
-	n := 0
-	for sc.Scan() {
-		sameAsJSON(t, sc.Bytes())
-		n++
-	}
-	if err := sc.Err(); err != nil || n == 0 {
-		t.Fatalf("read %d lines: %v", n, err)
+	for _, line := range storedRunLines(t) {
+		sameAsJSON(t, line)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -66,6 +67,19 @@ func TestAppendJSONEveryField(t *testing.T) {
 }
 
 func TestAppendJSONMatchesOnStoredRun(t *testing.T) {
+	for _, line := range storedRunLines(t) {
+		var r Record
+		if err := json.Unmarshal(line, &r); err != nil {
+			t.Fatal(err)
+		}
+		sameAsMarshal(t, r)
+	}
+}
+
+// storedRunLines are the lines of a real run's history kept as test data:
+// what the encoder and decoder must treat exactly as encoding/json does.
+func storedRunLines(t *testing.T) [][]byte {
+	t.Helper()
 	f, err := os.Open("../reports/testdata/run-60s-8c/history.jsonl.gz")
 	if err != nil {
 		t.Fatal(err)
@@ -75,19 +89,15 @@ func TestAppendJSONMatchesOnStoredRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var lines [][]byte
 	sc := bufio.NewScanner(zr)
-	n := 0
 	for sc.Scan() {
-		var r Record
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatal(err)
-		}
-		sameAsMarshal(t, r)
-		n++
+		lines = append(lines, slices.Clone(sc.Bytes()))
 	}
-	if err := sc.Err(); err != nil || n == 0 {
-		t.Fatalf("read %d lines: %v", n, err)
+	if err := sc.Err(); err != nil || len(lines) == 0 {
+		t.Fatalf("read %d lines: %v", len(lines), err)
 	}
+	return lines
 }
 
 func FuzzAppendJSON(f *testing.F) {
