@@ -227,7 +227,6 @@ func (d *messageDecoder) decode(line []byte, m *message) error {
 			}
 		}
 	}
-	*m = message{}
 	return json.Unmarshal(line, m)
 }
 
