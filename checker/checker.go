@@ -108,10 +108,6 @@ type Options struct {
 	Whole bool
 }
 
-// RejectedError is the error text a workload records for a write the
-// resource refused because its fencing token was stale.
-const RejectedError = "stale token rejected"
-
 // Check runs both checks over a history.
 func Check(recs []history.Record, opt Options) Report {
 	if opt.Timeout <= 0 {

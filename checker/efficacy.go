@@ -2,8 +2,6 @@ package checker
 
 import (
 	"fmt"
-	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -51,30 +49,12 @@ func Efficacy(recs []history.Record, ttl time.Duration) []FaultEffect {
 	return efficacy(history.Ops(recs), history.Faults(recs), history.Start(recs), ttl)
 }
 
-// The faults judged by what they did to one client; every other fault
-// (nodes, links, clocks of servers, and any fault added later) is judged
-// by what happened to the lock as a whole. The names are those the faults
-// package registers.
-var (
-	holderFaults = map[string]bool{"pause-holder": true, "pause-client": true, "kill-holder": true, "client-clock-skew": true}
-	waiterFaults = map[string]bool{"pause-waiter": true, "pause-acquire": true}
-)
-
-const slowWriteFault = "slow-resource-write"
-
-// targetName matches the client a fault's target names: "c3", "c3 +2s ×1"
-// (client-clock-skew) or "c3:resource" (slow-resource-write).
-var targetName = regexp.MustCompile(`^c(\d+)(?:[ :]|$)`)
-
-// targetClient returns the client a fault's target names, or -1 when it
-// names servers or links between them.
+// targetClient returns the client a client-aimed fault's target names
+// ("c3", "c3 +2s ×1" of a skewed clock, "c3:resource" of a delayed
+// write), or -1.
 func targetClient(target string) int {
-	m := targetName.FindStringSubmatch(target)
-	if m == nil {
-		return -1
-	}
-	c, err := strconv.Atoi(m[1])
-	if err != nil {
+	c, rest, ok := history.ClientIn(target)
+	if !ok || rest != "" && rest[0] != ' ' && rest[0] != ':' {
 		return -1
 	}
 	return c
@@ -98,14 +78,21 @@ func efficacy(ops []history.Op, faults []history.Fault, start int64, ttl time.Du
 	return out
 }
 
+// fault judges f by its aim, which the history records (history.Aim): a
+// fault on one client by what happened to that client, every other (and
+// any in a history from before aims were recorded) by what happened to
+// the lock as a whole.
 func (j judge) fault(f history.Fault) (EffectKind, string) {
-	client := targetClient(f.Target)
+	client := -1
+	if f.Aim.OnClient() {
+		client = targetClient(f.Target)
+	}
 	switch {
-	case client >= 0 && holderFaults[f.Name]:
+	case client >= 0 && f.Aim == history.AimHolder:
 		return j.holder(f, client)
-	case client >= 0 && waiterFaults[f.Name]:
+	case client >= 0 && f.Aim == history.AimWaiter:
 		return j.waiter(f, client)
-	case client >= 0 && f.Name == slowWriteFault:
+	case client >= 0 && f.Aim == history.AimWrite:
 		return j.slowWrite(f, client)
 	}
 	return j.node(f)
@@ -213,7 +200,7 @@ func (j judge) holder(f history.Fault, c int) (EffectKind, string) {
 		return Effective, why
 	}
 	switch {
-	case held != nil && f.Name == "kill-holder":
+	case held != nil && j.crashedBy(*held, f):
 		return NoEffect, fmt.Sprintf("c%d was killed holding %q, and no other client was granted it before c%d came back",
 			c, held.acquire.Key, c)
 	case held != nil && held.release != nil && held.release.F == history.FRelease && held.release.Outcome == history.Fail:
@@ -288,7 +275,7 @@ func (j judge) slowWrite(f history.Fault, c int) (EffectKind, string) {
 		if g, ok := j.grantIn(op.Key, c, max(f.Start, op.Call), done); ok {
 			what := "completed"
 			switch {
-			case op.Outcome == history.Fail && op.Error == RejectedError:
+			case op.Outcome == history.Fail && op.Error == history.RejectedError:
 				what = "was rejected (stale token)"
 			case op.Outcome != history.OK:
 				what = "ended unknown (" + ended(op) + ")"

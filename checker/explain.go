@@ -177,7 +177,7 @@ func resourceStats(ops []history.Op) ResourceStats {
 		switch {
 		case op.F == history.FIncr && op.Outcome == history.OK:
 			s.Acknowledged++
-		case op.F == history.FIncr && op.Outcome == history.Fail && op.Error == RejectedError:
+		case op.F == history.FIncr && op.Outcome == history.Fail && op.Error == history.RejectedError:
 			s.Rejected++
 		case op.F == history.FIncr && op.Outcome == history.Info:
 			s.Indeterminate++

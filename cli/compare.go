@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/locktest/locktest/reports"
-	"github.com/locktest/locktest/runner"
+	"github.com/locktest/locktest/scenario"
 	"github.com/locktest/locktest/suite"
 )
 
@@ -75,7 +75,7 @@ func compareCommand() *cobra.Command {
 			fmt.Fprintln(stderr, "locktest compare: give at least one run or store directory, e.g. locktest compare store")
 			return exitBadArgs
 		}
-		m, err := reports.Compare(paths, runner.ComparedSettings(), latest)
+		m, err := reports.Compare(paths, scenario.ComparedSettings(), latest)
 		if err != nil {
 			fmt.Fprintf(stderr, "locktest compare: %v (give run directories or a store holding runs)\n", err)
 			return exitBadArgs

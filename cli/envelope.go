@@ -9,14 +9,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/locktest/locktest/envelope"
-	"github.com/locktest/locktest/runner"
+	"github.com/locktest/locktest/faults"
+	"github.com/locktest/locktest/scenario"
 )
 
 func envelopeCommand() *cobra.Command {
-	base := runner.Defaults()
+	base := scenario.Defaults()
 	// A point's run only needs one strike and its aftermath; longer faults
 	// get longer runs (envelope.Plan.Config).
-	base.Duration = runner.Duration(6 * time.Second)
+	base.Duration = scenario.Duration(6 * time.Second)
 	base.Faults = nil
 	o := envelope.Options{Seeds: 5, MaxPoints: 8}
 	var vary string
@@ -45,8 +46,8 @@ for bad arguments.`,
 		"duration": "shortest run of a point; a longer fault gets a run long enough for a whole strike",
 	}
 	bindSettings(cmd, &base, help, "impl", "exec-cmd", "exec-servers", "workload", "fault", "ttl", "clients", "seed", "duration", "backend", "store")
-	varies := make([]string, len(envelope.Varies))
-	for i, v := range envelope.Varies {
+	varies := make([]string, len(faults.Varies))
+	for i, v := range faults.Varies {
 		varies[i] = string(v)
 	}
 	fs := cmd.Flags()
@@ -66,7 +67,7 @@ for bad arguments.`,
 			fmt.Fprintln(stderr, "locktest envelope: give exactly one --fault to sweep (sweepable: "+strings.Join(envelope.SweepableFaults(), ", ")+")")
 			return exitBadArgs
 		}
-		o.Base, o.Fault, o.Vary, o.Progress = base, base.Faults[0], envelope.Vary(vary), stdout
+		o.Base, o.Fault, o.Vary, o.Progress = base, base.Faults[0], faults.Vary(vary), stdout
 		if o.Out == "" {
 			o.Out = filepath.Join(base.Store, "envelope", base.Impl+"-"+o.Fault, time.Now().Format("20060102T150405"))
 		}

@@ -8,13 +8,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/locktest/locktest/explore"
-	"github.com/locktest/locktest/runner"
+	"github.com/locktest/locktest/scenario"
 )
 
 func exploreCommand() *cobra.Command {
-	base := runner.Defaults()
+	base := scenario.Defaults()
 	o := explore.Options{ShrinkSeeds: 5, Seed: 1}
-	budget, shrinkBudget := runner.Duration(5*time.Minute), runner.Duration(5*time.Minute)
+	budget, shrinkBudget := scenario.Duration(5*time.Minute), scenario.Duration(5*time.Minute)
 	base.Faults = nil // none given: every fault that applies
 	cmd := &cobra.Command{
 		Use:   "explore --impl NAME [flags]",

@@ -14,14 +14,14 @@ import (
 	"github.com/locktest/locktest/faults"
 	"github.com/locktest/locktest/impls"
 	"github.com/locktest/locktest/live"
-	"github.com/locktest/locktest/runner"
+	"github.com/locktest/locktest/scenario"
 	"github.com/locktest/locktest/workloads"
 )
 
-// settingFlag is a run setting as a command-line flag: runner.Value, with
+// settingFlag is a run setting as a command-line flag: scenario.Value, with
 // the name its value goes by in the help (--impl NAME, --ttl DURATION).
 type settingFlag struct {
-	runner.Value
+	scenario.Value
 	placeholder string
 }
 
@@ -36,14 +36,14 @@ func (f settingFlag) Type() string {
 
 // bindSetting binds the setting s to its field in cfg as a flag of fs,
 // with help as its help.
-func bindSetting(fs *pflag.FlagSet, s runner.Setting, cfg *runner.Config, help string) {
+func bindSetting(fs *pflag.FlagSet, s scenario.Setting, cfg *scenario.Config, help string) {
 	f := fs.VarPF(settingFlag{s.Value(cfg), s.Placeholder()}, s.Flag, "", help)
 	if f.Value.Type() == "bool" {
 		f.NoOptDefVal = "true"
 	}
 	// The help gives a default only where it is not the zero value: a
 	// zero there means none, or "derived", which the help text says.
-	if f.DefValue == s.Value(&runner.Config{}).String() {
+	if f.DefValue == s.Value(&scenario.Config{}).String() {
 		f.DefValue = ""
 	}
 }
@@ -51,9 +51,9 @@ func bindSetting(fs *pflag.FlagSet, s runner.Setting, cfg *runner.Config, help s
 // bindSettings binds the named settings of run's table to base, as the
 // flags of a command that frames many runs (explore, envelope): the same
 // names, meaning and completion as in run, help replaced where given.
-func bindSettings(cmd *cobra.Command, base *runner.Config, help map[string]string, names ...string) {
+func bindSettings(cmd *cobra.Command, base *scenario.Config, help map[string]string, names ...string) {
 	for _, name := range names {
-		s, ok := runner.SettingByFlag(name)
+		s, ok := scenario.SettingByFlag(name)
 		if !ok {
 			panic("cli: no setting " + name)
 		}

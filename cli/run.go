@@ -14,16 +14,17 @@ import (
 	"github.com/locktest/locktest/live"
 	"github.com/locktest/locktest/reports"
 	"github.com/locktest/locktest/runner"
+	"github.com/locktest/locktest/scenario"
 )
 
-// runFlags binds the flags of `run`, one per runner.Setting, to a Config,
+// runFlags binds the flags of `run`, one per scenario.Setting, to a Config,
 // and --progress to progress. --progress is no Setting: it changes what
 // the user sees, not what the run does, so it is neither in config.json nor
 // in the command that reproduces a run, and a suite's runs, which have
 // their own status line, never take it.
-func runFlags(cfg *runner.Config, progress *live.Mode) *pflag.FlagSet {
+func runFlags(cfg *scenario.Config, progress *live.Mode) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("locktest run", pflag.ContinueOnError)
-	for _, s := range runner.Settings {
+	for _, s := range scenario.Settings {
 		bindSetting(fs, s, cfg, s.Help)
 	}
 	fs.Var(progressFlag{progress}, "progress", progressHelp)
@@ -40,7 +41,7 @@ const progressHelp = "display only, not part of the run: progress on stderr whil
 	"plain (a line per phase and every 5 s), none"
 
 func runCommand() *cobra.Command {
-	cfg := runner.Defaults()
+	cfg := scenario.Defaults()
 	progress := live.Auto
 	cmd := &cobra.Command{
 		Use:   "run --impl NAME [flags]",
@@ -53,7 +54,7 @@ interrupted. The summary ends with the command that reproduces the run.`,
 	}
 	cmd.Flags().SortFlags = false // the table's order, which groups related settings
 	cmd.Flags().AddFlagSet(runFlags(&cfg, &progress))
-	for _, s := range runner.Settings {
+	for _, s := range scenario.Settings {
 		completeSetting(cmd, s.Flag)
 	}
 	if err := cmd.RegisterFlagCompletionFunc("progress", completeProgress); err != nil {
@@ -112,7 +113,7 @@ func verdictCode(v checker.Verdict) int {
 }
 
 func analyzeCommand() *cobra.Command {
-	timeout := runner.Duration(0)
+	timeout := scenario.Duration(0)
 	var noReport bool
 	cmd := &cobra.Command{
 		Use:   "analyze [flags] RUN_DIR",
@@ -166,7 +167,7 @@ func noArgs(_ *cobra.Command, args []string) error {
 }
 
 // needImpl refuses a missing --impl in one line.
-func needImpl(cmd *cobra.Command, base runner.Config) bool {
+func needImpl(cmd *cobra.Command, base scenario.Config) bool {
 	if base.Impl == "" {
 		fmt.Fprintf(cmd.ErrOrStderr(), "%s: --impl is required (locktest list impls)\n", cmd.CommandPath())
 		return false

@@ -8,13 +8,13 @@ import (
 	"time"
 
 	"github.com/locktest/locktest/live"
-	"github.com/locktest/locktest/runner"
+	"github.com/locktest/locktest/scenario"
 )
 
 // changed returns cfg with the setting s moved off its value: every field
 // type a setting can have, so a new setting is covered without a new case.
 // Strings get a shell metacharacter, so Command's quoting is exercised.
-func changed(t *testing.T, cfg runner.Config, s runner.Setting) runner.Config {
+func changed(t *testing.T, cfg scenario.Config, s scenario.Setting) scenario.Config {
 	switch p := s.Ptr(&cfg).(type) {
 	case *string:
 		*p += "x y'z"
@@ -26,8 +26,8 @@ func changed(t *testing.T, cfg runner.Config, s runner.Setting) runner.Config {
 		*p += 0.25
 	case *bool:
 		*p = !*p
-	case *runner.Duration:
-		*p -= runner.Duration(1500 * time.Millisecond) // negative for some: still one word
+	case *scenario.Duration:
+		*p -= scenario.Duration(1500 * time.Millisecond) // negative for some: still one word
 	case *[]string:
 		*p = append(*p, "pause-holder", "latency")
 	default:
@@ -50,13 +50,13 @@ func words(t *testing.T, cmd string) []string {
 // and for all changed at once. Store is not part of a run's command
 // (runs reproduce into the default store), so it must stay out of it.
 func TestCommandRoundTrip(t *testing.T) {
-	all := runner.Defaults()
-	cases := map[string]runner.Config{"defaults": runner.Defaults()}
-	for _, s := range runner.Settings {
+	all := scenario.Defaults()
+	cases := map[string]scenario.Config{"defaults": scenario.Defaults()}
+	for _, s := range scenario.Settings {
 		if s.Name() == "" {
 			continue
 		}
-		cases[s.Flag] = changed(t, runner.Defaults(), s)
+		cases[s.Flag] = changed(t, scenario.Defaults(), s)
 		all = changed(t, all, s)
 	}
 	cases["all"] = all
@@ -67,7 +67,7 @@ func TestCommandRoundTrip(t *testing.T) {
 			if len(args) < 2 || args[0] != "locktest" || args[1] != "run" {
 				t.Fatalf("%s: does not start with locktest run", cmd)
 			}
-			got := runner.Defaults()
+			got := scenario.Defaults()
 			if err := runFlags(&got, new(live.Mode)).Parse(args[2:]); err != nil {
 				t.Fatalf("%s: %v", cmd, err)
 			}
@@ -76,7 +76,7 @@ func TestCommandRoundTrip(t *testing.T) {
 			}
 		})
 	}
-	stored := runner.Defaults()
+	stored := scenario.Defaults()
 	stored.Store = "elsewhere"
 	if cmd := stored.Command(); strings.Contains(cmd, "--store") {
 		t.Fatalf("%s: names the store", cmd)

@@ -14,8 +14,10 @@ import (
 	"time"
 
 	"github.com/locktest/locktest/checker"
+	"github.com/locktest/locktest/faults"
 	"github.com/locktest/locktest/reports"
 	"github.com/locktest/locktest/runner"
+	"github.com/locktest/locktest/scenario"
 )
 
 // Options say what to sweep.
@@ -23,10 +25,10 @@ type Options struct {
 	// Base holds the design, workload, TTL, clients, backend and the first
 	// seed; its Duration is the shortest run of a point (longer faults get
 	// longer runs). Its store is unused: runs go under Out.
-	Base  runner.Config
+	Base  scenario.Config
 	Fault string
 	// Vary is the magnitude to sweep; "" picks the fault's default.
-	Vary Vary
+	Vary faults.Vary
 	// Seeds judge each point: Base.Seed, Base.Seed+1, …
 	Seeds int
 	// MaxPoints bounds the points judged, both ends of the bracket included.
@@ -102,12 +104,12 @@ func (p *Point) judge() {
 
 // Report is a sweep's result; it is envelope.json.
 type Report struct {
-	Impl     string          `json:"impl"`
-	Workload string          `json:"workload"`
-	TTL      runner.Duration `json:"ttl"`
-	Clients  int             `json:"clients"`
-	Seeds    []int64         `json:"seeds"`
-	Plan     Plan            `json:"plan"`
+	Impl     string            `json:"impl"`
+	Workload string            `json:"workload"`
+	TTL      scenario.Duration `json:"ttl"`
+	Clients  int               `json:"clients"`
+	Seeds    []int64           `json:"seeds"`
+	Plan     Plan              `json:"plan"`
 	// Points in the order they were judged.
 	Points     []Point     `json:"points"`
 	Outcome    Outcome     `json:"outcome"`
@@ -209,7 +211,7 @@ func prepare(o Options) (Plan, runner.Resolved, error) {
 	case o.MaxPoints < 2:
 		return bad("--points %d: a sweep judges at least the 2 ends of its bracket", o.MaxPoints)
 	}
-	d, err := o.Base.LookupDesign()
+	d, err := runner.LookupDesign(o.Base)
 	if err != nil {
 		return bad("%v", err)
 	}
@@ -235,7 +237,7 @@ const timingRetries = 2
 // than the fault's size says) is no evidence at this size: the seed runs
 // again, and if it never keeps time it counts as no answer. A safe run on
 // a late harness stands: the fault it survived was at least as big.
-func runOne(ctx context.Context, c runner.Config, store, scenario string) Run {
+func runOne(ctx context.Context, c scenario.Config, store, scenario string) Run {
 	for retried := 0; ; retried++ {
 		name := scenario
 		if retried > 0 {
@@ -253,7 +255,7 @@ func runOne(ctx context.Context, c runner.Config, store, scenario string) Run {
 	}
 }
 
-func tryOne(ctx context.Context, c runner.Config, store, scenario string) Run {
+func tryOne(ctx context.Context, c scenario.Config, store, scenario string) Run {
 	c.Store, c.Scenario = store, scenario
 	r := Run{Seed: c.Seed, Verdict: checker.Unknown}
 	resolved, err := runner.Resolve(c)

@@ -10,17 +10,18 @@ import (
 	"testing"
 
 	"github.com/locktest/locktest/checker"
+	"github.com/locktest/locktest/faults"
 	"github.com/locktest/locktest/impls"
 	"github.com/locktest/locktest/reports"
-	"github.com/locktest/locktest/runner"
+	"github.com/locktest/locktest/scenario"
 )
 
 // sweepOf builds the report of a sweep whose runs lose an update from
 // boundary up, without running anything.
 func sweepOf(t *testing.T, boundary float64) *Report {
 	t.Helper()
-	plan := NewPlan("pause-holder", VaryPause, impls.Design{Name: "redis-single"})
-	rep := &Report{Impl: "redis-single", Workload: "counter", TTL: runner.Duration(1e9), Clients: 5,
+	plan := NewPlan("pause-holder", faults.VaryPause, impls.Design{Name: "redis-single"})
+	rep := &Report{Impl: "redis-single", Workload: "counter", TTL: scenario.Duration(1e9), Clients: 5,
 		Seeds: []int64{1, 2, 3}, Plan: plan, References: plan.References(), Dir: t.TempDir()}
 	var err error
 	rep.Outcome, err = Search{Lo: plan.Lo, Hi: plan.Hi, Tol: plan.Tol, MaxPoints: 8}.Run(func(m float64) State {

@@ -9,18 +9,8 @@ import (
 	"github.com/locktest/locktest/faults"
 	"github.com/locktest/locktest/impls"
 	"github.com/locktest/locktest/runner"
+	"github.com/locktest/locktest/scenario"
 )
-
-func TestSweepsNameRegisteredFaults(t *testing.T) {
-	for _, name := range SweepableFaults() {
-		if _, err := faults.Lookup(name); err != nil {
-			t.Errorf("sweeps: %v", err)
-		}
-		if err := faults.CheckMoment(sweeps[name].moment); err != nil {
-			t.Errorf("sweeps[%s]: %v", name, err)
-		}
-	}
-}
 
 func TestChooseVary(t *testing.T) {
 	plain := impls.Design{Name: "plain"}
@@ -28,19 +18,19 @@ func TestChooseVary(t *testing.T) {
 	tests := []struct {
 		fault  string
 		d      impls.Design
-		asked  Vary
-		want   Vary
+		asked  faults.Vary
+		want   faults.Vary
 		errHas string
 	}{
-		{"pause-holder", plain, "", VaryPause, ""},
-		{"pause-holder", delayed, "", VaryLockDelay, ""},
-		{"pause-holder", delayed, VaryPause, VaryPause, ""},
-		{"pause-node", delayed, "", VaryPause, ""},
-		{"slow-resource-write", plain, "", VaryDelay, ""},
-		{"clock-bump", plain, "", VaryClock, ""},
-		{"client-clock-skew", plain, VaryRate, VaryRate, ""},
-		{"pause-holder", plain, VaryLockDelay, "", "has none"},
-		{"pause-holder", plain, VaryRate, "", "does not apply"},
+		{"pause-holder", plain, "", faults.VaryPause, ""},
+		{"pause-holder", delayed, "", faults.VaryLockDelay, ""},
+		{"pause-holder", delayed, faults.VaryPause, faults.VaryPause, ""},
+		{"pause-node", delayed, "", faults.VaryPause, ""},
+		{"slow-resource-write", plain, "", faults.VaryDelay, ""},
+		{"clock-bump", plain, "", faults.VaryClock, ""},
+		{"client-clock-skew", plain, faults.VaryRate, faults.VaryRate, ""},
+		{"pause-holder", plain, faults.VaryLockDelay, "", "has none"},
+		{"pause-holder", plain, faults.VaryRate, "", "does not apply"},
 		{"pause-holder", plain, "speed", "", "unknown --vary"},
 		{"partition", plain, "", "", "no single magnitude"},
 	}
@@ -60,25 +50,26 @@ func TestChooseVary(t *testing.T) {
 // fault), waits that outlast the fault, and a run long enough for a whole
 // strike.
 func TestPlanConfigIsFair(t *testing.T) {
-	base := runner.Defaults()
+	base := scenario.Defaults()
 	ttl := time.Duration(base.TTL)
 	d := impls.Design{Name: "delayed", LockDelay: 1}
-	for fault, s := range sweeps {
-		for _, v := range s.varies {
+	for _, fault := range SweepableFaults() {
+		f, _ := faults.Lookup(fault)
+		for _, v := range f.Traits().Size.Sweeps {
 			p := NewPlan(fault, v, d)
 			for _, m := range []float64{p.Lo, (p.Lo + p.Hi) / 2, p.Hi} {
 				c := p.Config(base, m, 7)
 				want := time.Duration(m * float64(ttl)).Round(time.Millisecond)
 				var got time.Duration
 				switch {
-				case v == VaryRate:
+				case v == faults.VaryRate:
 					if c.ClockRate != m {
 						t.Errorf("%s %s %g: clock rate %g", fault, v, m, c.ClockRate)
 					}
 					got = want
-				case v == VaryClock:
+				case v == faults.VaryClock:
 					got = time.Duration(c.ClockDelta)
-				case v == VaryDelay && fault == "latency":
+				case v == faults.VaryDelay && fault == "latency":
 					got = time.Duration(c.Latency)
 				default:
 					got = time.Duration(c.FaultDuration)
@@ -89,7 +80,7 @@ func TestPlanConfigIsFair(t *testing.T) {
 				if c.HoldMax >= c.TTL || c.HoldMin > c.HoldMax {
 					t.Errorf("%s %s %g: hold %s–%s is not under the TTL", fault, v, m, c.HoldMin, c.HoldMax)
 				}
-				if v == VaryDelay && c.IOTimeout <= runner.Duration(want) {
+				if v == faults.VaryDelay && c.IOTimeout <= scenario.Duration(want) {
 					t.Errorf("%s %s %g: I/O timeout %s does not outlast the delay", fault, v, m, c.IOTimeout)
 				}
 				if c.AcquireTimeout <= c.FaultDuration {
@@ -98,11 +89,11 @@ func TestPlanConfigIsFair(t *testing.T) {
 				if c.Duration < c.FaultInterval+c.FaultDuration+c.HoldMax || c.Duration < p.MinDuration {
 					t.Errorf("%s %s %g: run of %s cannot hold a whole strike", fault, v, m, c.Duration)
 				}
-				if c.Seed != 7 || !slices.Equal(c.Faults, []string{fault}) || c.FaultMoment != s.moment {
+				if c.Seed != 7 || !slices.Equal(c.Faults, []string{fault}) || c.FaultMoment != f.Traits().Size.Moment {
 					t.Errorf("%s %s %g: seed %d, faults %v, moment %q", fault, v, m, c.Seed, c.Faults, c.FaultMoment)
 				}
 				r, err := runner.Resolve(c)
-				if err == nil && v == VaryRate && r.ClockDelta > runner.Duration(time.Millisecond) {
+				if err == nil && v == faults.VaryRate && r.ClockDelta > scenario.Duration(time.Millisecond) {
 					t.Errorf("%s rate: resolved clock offset %s: the rate is not alone", fault, r.ClockDelta)
 				}
 			}
@@ -111,8 +102,8 @@ func TestPlanConfigIsFair(t *testing.T) {
 }
 
 func TestLabel(t *testing.T) {
-	p := NewPlan("pause-holder", VaryPause, impls.Design{})
-	r := NewPlan("client-clock-skew", VaryRate, impls.Design{})
+	p := NewPlan("pause-holder", faults.VaryPause, impls.Design{})
+	r := NewPlan("client-clock-skew", faults.VaryRate, impls.Design{})
 	for _, tt := range []struct{ got, want string }{
 		{p.Label(1.1875), "1.188×TTL"}, {p.Label(4), "4×TTL"}, {p.Label(0.25), "0.25×TTL"}, {r.Label(1.5), "rate 1.5"},
 	} {

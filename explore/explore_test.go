@@ -8,6 +8,7 @@ import (
 	"github.com/locktest/locktest/checker"
 	"github.com/locktest/locktest/faults"
 	"github.com/locktest/locktest/runner"
+	"github.com/locktest/locktest/scenario"
 	"github.com/locktest/locktest/seed"
 	"github.com/locktest/locktest/suite"
 )
@@ -24,7 +25,7 @@ func mustFault(t *testing.T, name string) faults.Fault {
 // TestDrawsStayInRanges: fresh and mutated points stay inside the ranges
 // the coverage report states, and their configurations resolve.
 func TestDrawsStayInRanges(t *testing.T) {
-	base := runner.Defaults()
+	base := scenario.Defaults()
 	base.Impl = "redis-single"
 	for _, name := range []string{"pause-holder", "kill-node", "latency", "slow-resource-write"} {
 		f := mustFault(t, name)
@@ -71,13 +72,13 @@ func TestHolderTargetOffered(t *testing.T) {
 
 // TestSmallerShrinks: every candidate is smaller in exactly the way it says.
 func TestSmallerShrinks(t *testing.T) {
-	c := runner.Defaults()
-	c.Clients, c.Keys, c.Duration, c.FaultDuration = 6, 3, runner.Duration(16*time.Second), runner.Duration(2*time.Second)
+	c := scenario.Defaults()
+	c.Clients, c.Keys, c.Duration, c.FaultDuration = 6, 3, scenario.Duration(16*time.Second), scenario.Duration(2*time.Second)
 	cands := smaller(c)
 	if len(cands) != 5 {
 		t.Fatalf("want 5 candidates (duration, clients ×2, keys, fault), got %d", len(cands))
 	}
-	if !strings.HasPrefix(cands[0].what, "duration") || cands[0].cfg.Duration != runner.Duration(8*time.Second) {
+	if !strings.HasPrefix(cands[0].what, "duration") || cands[0].cfg.Duration != scenario.Duration(8*time.Second) {
 		t.Fatalf("first candidate should halve the run: %+v", cands[0])
 	}
 	for _, cd := range cands {
@@ -86,7 +87,7 @@ func TestSmallerShrinks(t *testing.T) {
 			t.Fatalf("%s made something bigger", cd.what)
 		}
 	}
-	c.Clients, c.Keys, c.Duration, c.FaultDuration = 2, 1, runner.Duration(4*time.Second), runner.Duration(10*time.Millisecond)
+	c.Clients, c.Keys, c.Duration, c.FaultDuration = 2, 1, scenario.Duration(4*time.Second), scenario.Duration(10*time.Millisecond)
 	if got := smaller(c); len(got) != 0 {
 		t.Fatalf("a minimal scenario has nothing smaller, got %v", got)
 	}
@@ -95,10 +96,10 @@ func TestSmallerShrinks(t *testing.T) {
 // TestCapsuleIsASuite: the capsule parses as a suite with one scenario
 // that expects unsafe and carries the shrunk settings.
 func TestCapsuleIsASuite(t *testing.T) {
-	cfg := runner.Defaults()
+	cfg := scenario.Defaults()
 	cfg.Impl, cfg.Faults, cfg.Clients = "redis-single", []string{"pause-client"}, 3
 	cfg.FaultTarget, cfg.FaultMoment = "holder", faults.MomentGrant
-	cfg.HoldMin, cfg.HoldMax = runner.Duration(300*time.Millisecond), runner.Duration(350*time.Millisecond)
+	cfg.HoldMin, cfg.HoldMax = scenario.Duration(300*time.Millisecond), scenario.Duration(350*time.Millisecond)
 	rep := &Report{Impl: "redis-single", Seed: 3, Found: &Finding{Trial: 2, Config: cfg, Seeds: []int64{1, 2, 3, 4}, Failed: []int64{1, 2, 4},
 		Steps: []ShrinkStep{{What: "as found", Kept: true}}}}
 	data, err := Capsule(rep)

@@ -12,7 +12,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/locktest/locktest/runner"
+	"github.com/locktest/locktest/scenario"
 )
 
 // Files an exploration writes into its directory.
@@ -105,10 +105,10 @@ func Capsule(rep *Report) ([]byte, error) {
 	return []byte(b.String()), nil
 }
 
-// nonDefault returns the suite fields (runner.Config's JSON names) whose
+// nonDefault returns the suite fields (scenario.Config's JSON names) whose
 // values differ from the defaults, plus the design, workload and faults.
-func nonDefault(c runner.Config) (map[string]any, error) {
-	asMap := func(c runner.Config) (map[string]any, error) {
+func nonDefault(c scenario.Config) (map[string]any, error) {
+	asMap := func(c scenario.Config) (map[string]any, error) {
 		data, err := json.Marshal(c)
 		if err != nil {
 			return nil, err
@@ -120,7 +120,7 @@ func nonDefault(c runner.Config) (map[string]any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("capsule: %w", err)
 	}
-	def, err := asMap(runner.Defaults())
+	def, err := asMap(scenario.Defaults())
 	if err != nil {
 		return nil, fmt.Errorf("capsule: %w", err)
 	}
@@ -155,7 +155,7 @@ func Print(w io.Writer, rep *Report) {
 			fmt.Fprintf(w, "shrink    %-45s %d/%d seeds failed, %s\n", s.What, s.Failed, s.Tried, mark)
 		}
 		if f.Incomplete {
-			fmt.Fprintln(w, "shrink    stopped early: the shrink budget ran out")
+			fmt.Fprintf(w, "shrink    stopped early: %s\n", f.Stopped)
 		}
 		fmt.Fprintf(w, "replay    %s\n", f.Command)
 		fmt.Fprintf(w, "capsule   %s (locktest suite run %s)\n", f.Capsule, f.Capsule)

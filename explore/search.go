@@ -15,6 +15,7 @@ import (
 	"github.com/locktest/locktest/checker"
 	"github.com/locktest/locktest/faults"
 	"github.com/locktest/locktest/runner"
+	"github.com/locktest/locktest/scenario"
 	"github.com/locktest/locktest/seed"
 )
 
@@ -23,7 +24,7 @@ type Options struct {
 	// Base holds the design (impl, exec settings), workload, TTL, backend
 	// and anything else the search leaves alone. Its store is unused: runs
 	// go under Out.
-	Base runner.Config
+	Base scenario.Config
 	// Faults to try; empty means every fault that applies to the design.
 	Faults []string
 	// Budget bounds the search; the shrink has its own, ShrinkBudget.
@@ -73,7 +74,7 @@ func (t Trial) controlNote() string {
 // the lost updates, or would the workload have lost them anyway?
 func control(ctx context.Context, cfg runner.Resolved) checker.Verdict {
 	c := cfg.Config
-	c.Faults, c.FaultTarget, c.FaultMoment = []string{"none"}, "", ""
+	c.Faults, c.FaultTarget, c.FaultMoment = []string{faults.None}, "", ""
 	c.Scenario += "-control"
 	r, err := runner.Resolve(c)
 	if err != nil {
@@ -135,7 +136,7 @@ type Report struct {
 // is still reported.
 func Explore(ctx context.Context, o Options) (*Report, error) {
 	start := time.Now()
-	design, err := o.Base.LookupDesign()
+	design, err := runner.LookupDesign(o.Base)
 	if err != nil {
 		return nil, &runner.BadConfigError{Err: err}
 	}
@@ -251,7 +252,7 @@ func (b *bandit) record(f faults.Fault, score float64) {
 
 // resolve turns a point into a checked run configuration, or says why the
 // point cannot show anything (runner's warnings) or cannot run at all.
-func (k Knobs) resolve(base runner.Config, runSeed int64, store, scenario string) (runner.Resolved, string) {
+func (k Knobs) resolve(base scenario.Config, runSeed int64, store, scenario string) (runner.Resolved, string) {
 	c := k.Config(base, runSeed)
 	c.Store, c.Scenario = store, scenario
 	r, err := runner.Resolve(c)
@@ -287,12 +288,12 @@ func (t *Trial) run(ctx context.Context, cfg runner.Resolved) {
 // fault that applies to the design and workload, each checked by the
 // runner with its default settings. Faults the runner refuses here are
 // skipped with the reason.
-func candidateFaults(base runner.Config, names []string) ([]faults.Fault, map[string]string, error) {
+func candidateFaults(base scenario.Config, names []string) ([]faults.Fault, map[string]string, error) {
 	skipped := map[string]string{}
 	all := len(names) == 0
 	if all {
 		for _, f := range faults.All() {
-			if f.Name() != "none" {
+			if !f.Traits().Inert {
 				names = append(names, f.Name())
 			}
 		}

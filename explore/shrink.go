@@ -10,6 +10,7 @@ import (
 	"github.com/locktest/locktest/faults"
 	"github.com/locktest/locktest/reports"
 	"github.com/locktest/locktest/runner"
+	"github.com/locktest/locktest/scenario"
 )
 
 // Finding is a violation and the smallest scenario found that still shows
@@ -24,15 +25,17 @@ type Finding struct {
 	// Config is the capsule's scenario: the shrunk one, its run twice as
 	// long when the shrink shortened it. Seeds are the seeds the shrunk one
 	// was judged on and Failed those that lost updates: the capsule runs these.
-	Config runner.Config `json:"config"`
-	Seeds  []int64       `json:"seeds"`
-	Failed []int64       `json:"failed_seeds"`
-	Steps  []ShrinkStep  `json:"steps"`
+	Config scenario.Config `json:"config"`
+	Seeds  []int64         `json:"seeds"`
+	Failed []int64         `json:"failed_seeds"`
+	Steps  []ShrinkStep    `json:"steps"`
 	// Report is a failing run's report.html; Capsule the suite file.
 	Report  string `json:"report"`
 	Capsule string `json:"capsule"`
-	// Incomplete: the shrink budget ran out (or the user stopped it).
-	Incomplete bool `json:"incomplete,omitempty"`
+	// Incomplete: the shrink stopped before it was done; Stopped says why
+	// (its budget ran out, the user stopped it, a run could not be made).
+	Incomplete bool   `json:"incomplete,omitempty"`
+	Stopped    string `json:"stopped,omitempty"`
 }
 
 // ShrinkStep is one attempt to make the scenario smaller.
@@ -59,22 +62,38 @@ func shrink(ctx context.Context, o Options, t Trial) *Finding {
 		Report: filepath.Join(t.Dir, reports.ReportFile), Command: t.Command}
 	n := 0
 	// judge runs cfg on the judging seeds until its fate is sealed, and
-	// returns the seeds that failed, how many ran, and a failing run.
-	judge := func(cfg runner.Config) (failed []int64, tried int, failing *reports.Results, ok bool) {
+	// returns the seeds that failed, how many ran, and a failing run; ok
+	// is false when it had to stop, and find.Stopped then says why. A run
+	// that could not be made is no evidence either way: it never counts
+	// as "not failing".
+	judge := func(cfg scenario.Config) (failed []int64, tried int, failing *reports.Results, ok bool) {
+		stop := func(why string) (failed_ []int64, tried_ int, failing_ *reports.Results, ok bool) {
+			find.Stopped = why
+			return failed, tried, failing, false
+		}
 		for _, s := range seeds {
-			if ctx.Err() != nil || time.Now().After(deadline) {
-				return failed, tried, failing, false
+			switch {
+			case ctx.Err() != nil:
+				return stop("stopped by the user")
+			case time.Now().After(deadline):
+				return stop("the shrink budget ran out")
 			}
 			n++
 			c := cfg
 			c.Seed, c.Store, c.Scenario = s, store, fmt.Sprintf("s%02d", n)
 			r, err := runner.Resolve(c)
 			if err != nil {
-				return failed, tried, failing, false
+				return stop(fmt.Sprintf("seed %d: %v", s, err))
 			}
 			res, err := runner.Run(ctx, r)
+			if ctx.Err() != nil {
+				return stop("stopped by the user")
+			}
+			if err != nil && res.Verdict == "" {
+				return stop(fmt.Sprintf("seed %d: %v", s, err))
+			}
 			tried++
-			if err == nil && res.Verdict == checker.Invalid {
+			if res.Verdict == checker.Invalid {
 				failed = append(failed, s)
 				if failing == nil {
 					failing = &res
@@ -144,13 +163,13 @@ func shrink(ctx context.Context, o Options, t Trial) *Finding {
 
 type candidate struct {
 	what string
-	cfg  runner.Config
+	cfg  scenario.Config
 }
 
 // smaller lists the next smaller scenarios of c, the biggest cut first.
-func smaller(c runner.Config) []candidate {
+func smaller(c scenario.Config) []candidate {
 	var out []candidate
-	add := func(what string, change func(*runner.Config)) {
+	add := func(what string, change func(*scenario.Config)) {
 		n := c
 		change(&n)
 		out = append(out, candidate{what, n})
@@ -158,28 +177,29 @@ func smaller(c runner.Config) []candidate {
 	// A shorter run first: every later step is then cheaper to judge.
 	if d := time.Duration(c.Duration); d >= 8*time.Second {
 		h := (d / 2).Round(time.Second)
-		add(fmt.Sprintf("duration %s → %s", d, h), func(n *runner.Config) { n.Duration = runner.Duration(h) })
+		add(fmt.Sprintf("duration %s → %s", d, h), func(n *scenario.Config) { n.Duration = scenario.Duration(h) })
 	}
 	if c.Clients > 2 {
-		add(fmt.Sprintf("clients %d → 2", c.Clients), func(n *runner.Config) { n.Clients = 2 })
+		add(fmt.Sprintf("clients %d → 2", c.Clients), func(n *scenario.Config) { n.Clients = 2 })
 	}
 	if c.Clients > 3 {
 		h := (c.Clients + 2) / 2
-		add(fmt.Sprintf("clients %d → %d", c.Clients, h), func(n *runner.Config) { n.Clients = h })
+		add(fmt.Sprintf("clients %d → %d", c.Clients, h), func(n *scenario.Config) { n.Clients = h })
 	}
 	if c.Keys > 1 {
-		add(fmt.Sprintf("keys %d → 1", c.Keys), func(n *runner.Config) { n.Keys = 1 })
+		add(fmt.Sprintf("keys %d → 1", c.Keys), func(n *scenario.Config) { n.Keys = 1 })
 	}
-	// The fault's size: its length, or the setting that sizes it.
-	size := "fault-duration"
-	if f, err := faults.Lookup(c.Faults[0]); err == nil && len(c.Faults) == 1 {
-		size = faults.SizeOf(f)
-	}
-	if set, ok := runner.SettingByFlag(size); ok {
-		if d, err := time.ParseDuration(set.Value(&c).String()); err == nil && d >= 20*time.Millisecond {
-			s := (d * 7 / 10).Round(time.Millisecond)
-			add(fmt.Sprintf("%s %s → %s", size, d, s), func(n *runner.Config) { _ = set.Value(n).Set(s.String()) })
+	// The fault's size (faults.SetSize); with several faults, their length.
+	if len(c.Faults) == 1 {
+		if f, err := faults.Lookup(c.Faults[0]); err == nil {
+			if d := faults.SizeOf(c, f); d >= 20*time.Millisecond {
+				s := (d * 7 / 10).Round(time.Millisecond)
+				add(fmt.Sprintf("%s %s → %s", faults.SizeSetting(f), d, s), func(n *scenario.Config) { faults.SetSize(n, f, s) })
+			}
 		}
+	} else if d := time.Duration(c.FaultDuration); d >= 20*time.Millisecond {
+		s := (d * 7 / 10).Round(time.Millisecond)
+		add(fmt.Sprintf("fault-duration %s → %s", d, s), func(n *scenario.Config) { n.FaultDuration = scenario.Duration(s) })
 	}
 	return out
 }

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/locktest/locktest/faults"
-	"github.com/locktest/locktest/runner"
+	"github.com/locktest/locktest/scenario"
 )
 
 // Knobs is one point of the search space. Lengths are ratios to the TTL:
@@ -72,11 +72,7 @@ func pickMoment(r *rand.Rand) string {
 // the given server roles: the holder first (a pause that misses the
 // holder shows nothing), then node sets and roles. "" is the default.
 func targetsOf(f faults.Fault, roles []string) []string {
-	tf, ok := f.(faults.Targeted)
-	if !ok {
-		return []string{""}
-	}
-	accepts, _ := tf.Targets()
+	accepts := f.Traits().Targets
 	out := []string{""}
 	if accepts&faults.HolderTarget != 0 {
 		out = append(out, "holder", "holder")
@@ -139,38 +135,31 @@ func mutate(r *rand.Rand, k Knobs, f faults.Fault, roles []string, holdHi float6
 // Config turns a point into a run configuration on top of base (the
 // design, workload, TTL and anything the user set). The run lasts long
 // enough for about three strikes, between 8 and 20 seconds.
-func (k Knobs) Config(base runner.Config, seed int64) runner.Config {
+func (k Knobs) Config(base scenario.Config, seed int64) scenario.Config {
 	c := base
 	ttl := time.Duration(c.TTL)
-	ratio := func(x float64) runner.Duration {
-		return runner.Duration(time.Duration(x * float64(ttl)).Round(time.Millisecond))
+	ratio := func(x float64) scenario.Duration {
+		return scenario.Duration(time.Duration(x * float64(ttl)).Round(time.Millisecond))
 	}
 	c.Faults = []string{k.Fault}
 	c.FaultTarget = k.Target
 	c.FaultMoment = k.Moment
-	c.FaultDuration = max(ratio(k.FaultLen), runner.Duration(10*time.Millisecond))
-	// A fault whose size is another setting (a request's delay, a clock
-	// jump) gets the same magnitude there.
+	c.FaultDuration = max(ratio(k.FaultLen), scenario.Duration(10*time.Millisecond))
 	if f, err := faults.Lookup(k.Fault); err == nil {
-		if size := faults.SizeOf(f); size != "fault-duration" {
-			if s, ok := runner.SettingByFlag(size); ok {
-				_ = s.Value(&c).Set(time.Duration(c.FaultDuration).String())
-			}
-		}
+		faults.SetSize(&c, f, time.Duration(c.FaultDuration))
 	}
-	c.Jitter = min(c.Jitter, c.Latency)
 	c.HoldMin = ratio(k.Hold)
 	c.HoldMax = ratio(k.Hold * (1 + k.HoldSpread))
 	if k.IOLong {
-		c.IOTimeout = c.FaultDuration + runner.Duration(ttl)
+		c.IOTimeout = c.FaultDuration + scenario.Duration(ttl)
 	}
-	c.AcquireTimeout = max(c.AcquireTimeout, c.FaultDuration+runner.Duration(2*ttl))
+	c.AcquireTimeout = max(c.AcquireTimeout, c.FaultDuration+scenario.Duration(2*ttl))
 	c.Clients, c.Keys, c.Seed = k.Clients, k.Keys, seed
 	// Quiet time between strikes: at least a TTL and at least a strike, so
 	// the lock recovers between them.
-	c.FaultInterval = max(runner.Duration(ttl), c.FaultDuration)
+	c.FaultInterval = max(scenario.Duration(ttl), c.FaultDuration)
 	cycle := time.Duration(c.FaultDuration+c.HoldMax) + 2*ttl
-	c.Duration = runner.Duration(min(20*time.Second, max(8*time.Second, 3*cycle)).Round(time.Second))
+	c.Duration = scenario.Duration(min(20*time.Second, max(8*time.Second, 3*cycle)).Round(time.Second))
 	return c
 }
 

@@ -3,8 +3,11 @@ package faults
 import (
 	"context"
 	"fmt"
+	"time"
 
+	"github.com/locktest/locktest/history"
 	"github.com/locktest/locktest/impls"
+	"github.com/locktest/locktest/scenario"
 )
 
 func init() { Register(clientClockSkew{}) }
@@ -15,13 +18,23 @@ func init() { Register(clientClockSkew{}) }
 type clientClockSkew struct{}
 
 func (clientClockSkew) Name() string { return "client-clock-skew" }
-func (clientClockSkew) LinkFree()    {}
-func (clientClockSkew) ServerFree()  {}
-func (clientClockSkew) Size() string { return "clock-delta" }
 func (clientClockSkew) Description() string {
 	return "offset a client's lock clock by --clock-delta, running at --clock-rate, for the fault duration"
 }
-func (clientClockSkew) Targets() (Targets, string)         { return ClientTargets | HolderTarget, "client" }
+func (clientClockSkew) Traits() Traits {
+	return Traits{Aim: history.AimHolder, Targets: ClientTargets | HolderTarget, Target: "client",
+		Servers: ServersUntouched,
+		Size:    Size{Setting: "clock-delta", Sweeps: []Vary{VaryClock, VaryRate}, Moment: MomentGrant},
+		Warn: func(c scenario.Config, _ Target) []string {
+			delta, hold, ttl := time.Duration(c.ClockDelta).Abs(), time.Duration(c.HoldMax), time.Duration(c.TTL)
+			if c.ClockRate != 1 || delta+hold >= ttl {
+				return nil
+			}
+			return []string{fmt.Sprintf("client-clock-skew: a skew of %s at true speed cannot make a held lock look expired: a lock is at most "+
+				"--hold-max %s old while held, so more than %s of its --ttl %s is left; use a --clock-delta beyond --ttl "+
+				"or a --clock-rate other than 1", delta, hold, ttl-hold, ttl)}
+		}}
+}
 func (clientClockSkew) Applies(impls.Design, string) error { return nil }
 
 func (f clientClockSkew) Run(ctx context.Context, env *Env) error {

@@ -2,7 +2,7 @@ package faults
 
 import "context"
 
-func init() { Register(clockBump{}) }
+func init() { Register(clockBump{serverClock{"clock-bump"}}) }
 
 // clockBump steps servers' wall clocks by --clock-delta (an NTP step, an
 // operator's date command) and steps them back after the fault duration.
@@ -10,8 +10,6 @@ func init() { Register(clockBump{}) }
 // (docs/anomalies.md row 8).
 type clockBump struct{ serverClock }
 
-func (clockBump) Name() string { return "clock-bump" }
-func (clockBump) Size() string { return "clock-delta" }
 func (clockBump) Description() string {
 	return "jump servers' wall clocks by --clock-delta (default +2×TTL) for the fault duration (redis only)"
 }

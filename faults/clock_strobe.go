@@ -7,7 +7,7 @@ import (
 	"github.com/locktest/locktest/cluster"
 )
 
-func init() { Register(clockStrobe{}) }
+func init() { Register(clockStrobe{serverClock{"clock-strobe"}}) }
 
 // strobePeriod is how often clock-strobe flips a clock.
 const strobePeriod = 50 * time.Millisecond
@@ -18,8 +18,6 @@ const strobePeriod = 50 * time.Millisecond
 // can be off by the delta either way.
 type clockStrobe struct{ serverClock }
 
-func (clockStrobe) Name() string { return "clock-strobe" }
-func (clockStrobe) Size() string { return "clock-delta" }
 func (clockStrobe) Description() string {
 	return "flip servers' wall clocks between true time and --clock-delta every 50ms for the fault duration (redis only)"
 }

@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/locktest/locktest/cluster"
+	"github.com/locktest/locktest/history"
 	"github.com/locktest/locktest/impls"
+	"github.com/locktest/locktest/scenario"
 )
 
 // libcClocks are the servers that read wall time through libc, which the
@@ -15,11 +17,32 @@ var libcClocks = map[string]bool{"redis-server": true, "redis-sentinel": true}
 
 // serverClock is the common part of the faults that move servers' wall
 // clocks: what they apply to and how they pick and reset clocks.
-type serverClock struct{}
+type serverClock struct{ name string }
 
-func (serverClock) Targets() (Targets, string) { return NodeTargets, "node" }
-func (serverClock) MovesServerClocks()         {}
-func (serverClock) LinkFree()                  {}
+// Traits: a server's clock decides a lease only where the lock lives, so
+// a sweep jumps every server that holds it, not one drawn at random among
+// replicas and Sentinels, which would make a safe point no try at all.
+func (f serverClock) Name() string { return f.name }
+
+func (f serverClock) Traits() Traits {
+	return Traits{Aim: history.AimClocks, Targets: NodeTargets, Target: "node", ServerClocks: true,
+		Size: Size{Setting: "clock-delta", Sweeps: []Vary{VaryClock}, Moment: MomentGrant, Target: TargetLockServers},
+		Warn: warnClockJump(f.name)}
+}
+
+// warnClockJump warns when a jump of a server's clock cannot expire a held
+// key early: a key is at most --hold-max old while held, and a jump of
+// delta either way (the heal jumps back) expires only keys with less left.
+func warnClockJump(name string) func(scenario.Config, Target) []string {
+	return func(c scenario.Config, _ Target) []string {
+		delta, hold, ttl := time.Duration(c.ClockDelta).Abs(), time.Duration(c.HoldMax), time.Duration(c.TTL)
+		if delta+hold >= ttl {
+			return nil
+		}
+		return []string{fmt.Sprintf("%s: a clock jump of %s cannot expire a held key early: a key is at most --hold-max %s old while held, "+
+			"so more than %s of its --ttl %s is left; use a --clock-delta beyond --ttl", name, delta, hold, ttl-hold, ttl)}
+	}
+}
 
 func (serverClock) Applies(d impls.Design, _ string) error {
 	for bin := range d.Binaries {

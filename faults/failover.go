@@ -3,11 +3,14 @@ package faults
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
 	"github.com/locktest/locktest/cluster"
+	"github.com/locktest/locktest/history"
 	"github.com/locktest/locktest/impls"
+	"github.com/locktest/locktest/scenario"
 )
 
 func init() { Register(failover{}) }
@@ -34,6 +37,23 @@ type failover struct{}
 func (failover) Name() string { return "failover" }
 func (failover) Description() string {
 	return "Sentinel promotes a replica; clients cut off from Sentinel get one more grant from the old primary, which then freezes for the fault duration"
+}
+
+// Traits: it cuts the clients from the Sentinels (links), tells Sentinel
+// to fail over and freezes the old primary.
+func (failover) Traits() Traits {
+	return Traits{Aim: history.AimServers, Links: true,
+		Warn: func(c scenario.Config, _ Target) []string {
+			// Clients stay on the old primary, frozen after its last
+			// grant, until a request to it times out.
+			hold, io := time.Duration(c.HoldMax), time.Duration(c.IOTimeout)
+			if hold >= io {
+				return nil
+			}
+			return []string{fmt.Sprintf("failover: holds end within --hold-max %s, before any other client can reach the promoted replica "+
+				"(each first times out on the frozen old primary, after --io-timeout %s), so the lost grant never "+
+				"overlaps another; use a --hold-max above --io-timeout (1-2 s works)", hold, io)}
+		}}
 }
 
 func (failover) Applies(d impls.Design, _ string) error {
@@ -127,7 +147,7 @@ func waitNew(ctx context.Context, rep *cluster.Replicated, old *cluster.Node) er
 func sentinelLinks(env *Env, rep *cluster.Replicated) []*cluster.Link {
 	var out []*cluster.Link
 	for _, l := range env.Links {
-		if clientName.MatchString(l.From) && slices.ContainsFunc(rep.Sentinels, func(s *cluster.Node) bool { return s.Name == l.To }) {
+		if history.IsClient(l.From) && slices.ContainsFunc(rep.Sentinels, func(s *cluster.Node) bool { return s.Name == l.To }) {
 			out = append(out, l)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/locktest/locktest/cluster"
@@ -18,6 +19,9 @@ type Fault interface {
 	Name() string
 	// Description says in one line what the fault does and to what.
 	Description() string
+	// Traits says what the fault is, for everything that is not running
+	// it: judging its effect, warnings, sweeps and searches.
+	Traits() Traits
 	// Applies returns an error when the fault makes no sense for a design
 	// (e.g. failover without a primary), so the run is refused up front.
 	Applies(d impls.Design, workload string) error
@@ -87,49 +91,23 @@ type Clients interface {
 	SetClock(i int, offset time.Duration, rate float64) error
 }
 
-// Sized is implemented by faults whose size is a setting other than their
-// length (--fault-duration): the delay a request gets, how far a clock
-// jumps. Size names that setting's flag, so a search or a sweep of a
-// fault's magnitude turns the knob that matters and leaves the others at
-// their defaults.
-type Sized interface {
-	Size() string
-}
-
-// SizeOf returns the flag of the setting that sizes f: its Size, or
-// fault-duration.
-func SizeOf(f Fault) string {
-	if s, ok := f.(Sized); ok {
-		return s.Size()
-	}
-	return "fault-duration"
-}
-
-// ServerClocks is implemented by faults that move servers' wall clocks:
-// their runs start every server under the clock shim.
-type ServerClocks interface {
-	MovesServerClocks()
-}
-
-// LinkFree is implemented by faults that never act on a link between a
-// client and a server: they stop, kill or skew processes and clocks. A run
-// whose faults all are has its clients dial the servers directly, because
-// a link costs every round trip a hop through the coordinator (a quarter
-// of the harness's lock cycles per second). A fault that does not say so
-// gets the links: a new fault is never silently left without them.
-type LinkFree interface {
-	LinkFree()
-}
-
 // NeedClientLinks reports whether any of fs may act on the links between
-// clients and servers.
+// clients and servers (Traits.Links).
 func NeedClientLinks(fs []Fault) bool {
-	for _, f := range fs {
-		if _, free := f.(LinkFree); !free {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(fs, func(f Fault) bool { return f.Traits().Links })
+}
+
+// Injects reports whether any of fs acts on anything (is not inert). A
+// run that injects nothing needs no client's message at once, so its
+// workers batch them, and its settings cannot keep a fault from acting.
+func Injects(fs []Fault) bool {
+	return slices.ContainsFunc(fs, func(f Fault) bool { return !f.Traits().Inert })
+}
+
+// NeedServerClocks reports whether any of fs moves servers' clocks
+// (Traits.ServerClocks).
+func NeedServerClocks(fs []Fault) bool {
+	return slices.ContainsFunc(fs, func(f Fault) bool { return f.Traits().ServerClocks })
 }
 
 // Wait sleeps for a seeded random quiet time around Interval, or until ctx
@@ -216,8 +194,14 @@ func onAll[T any](items []T, do, undo func(T) error) (func() error, error) {
 
 var registered = registry.New("fault", Fault.Name)
 
-// Register adds a fault; each fault file calls it from init.
-func Register(f Fault) { registered.Register(f) }
+// Register adds a fault; each fault file calls it from init. A fault
+// whose traits contradict themselves stops the program there.
+func Register(f Fault) {
+	if err := checkTraits(f); err != nil {
+		panic(err)
+	}
+	registered.Register(f)
+}
 
 // Lookup returns a fault by name, or an error listing the valid names.
 func Lookup(name string) (Fault, error) { return registered.Lookup(name) }
@@ -227,25 +211,3 @@ func All() []Fault { return registered.All() }
 
 // Names returns the registered fault names, sorted.
 func Names() []string { return registered.Names() }
-
-// ClientFree is implemented by faults that never act on a client process
-// (stop, kill, skew its clock, stop it at a checkpoint) and never wait for
-// a client's lock moment: the control run's none. In a run whose faults
-// all are, the coordinator acts on no client message as it comes, so the
-// workers send theirs in batches instead of one write per invoke, a write
-// and a wake-up of the coordinator each (runner.WorkerConfig.Batch). A
-// fault that does not say so gets every message at once.
-type ClientFree interface {
-	ClientFree()
-}
-
-// NeedPromptClients reports whether any of fs may act on a client at the
-// moment its worker reports something (an invoke, a grant).
-func NeedPromptClients(fs []Fault) bool {
-	for _, f := range fs {
-		if _, free := f.(ClientFree); !free {
-			return true
-		}
-	}
-	return false
-}

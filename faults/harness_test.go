@@ -92,7 +92,7 @@ func (b *bench) run(t *testing.T, name, target string) (string, func()) {
 		t.Fatal(err)
 	}
 	if target == "" {
-		_, target = f.(faults.Targeted).Targets()
+		target = f.Traits().Target
 	}
 	tg, err := faults.ParseTarget(target)
 	if err != nil {

@@ -2,8 +2,8 @@ package faults
 
 import (
 	"context"
-	"fmt"
 
+	"github.com/locktest/locktest/history"
 	"github.com/locktest/locktest/impls"
 )
 
@@ -18,12 +18,12 @@ func init() { Register(killHolder{}) }
 type killHolder struct{}
 
 func (killHolder) Name() string { return "kill-holder" }
-func (killHolder) LinkFree()    {}
-func (killHolder) ServerFree()  {}
 func (killHolder) Description() string {
 	return "SIGKILL the client holding the lock, restart it after the fault duration; measures the time to the next acquire"
 }
-func (killHolder) Targets() (Targets, string)         { return HolderTarget, "holder" }
+func (killHolder) Traits() Traits {
+	return Traits{Aim: history.AimHolder, Targets: HolderTarget, Target: "holder", Servers: ServersUntouched}
+}
 func (killHolder) Applies(impls.Design, string) error { return nil }
 
 func (f killHolder) Run(ctx context.Context, env *Env) error {
@@ -35,6 +35,6 @@ func (f killHolder) Run(ctx context.Context, env *Env) error {
 		if err := env.Clients.Crash(c); err != nil {
 			return hit{}, err
 		}
-		return hit{target: fmt.Sprintf("c%d", c), heal: func() error { return env.Clients.Restart(c) }}, nil
+		return hit{target: history.ClientName(c), heal: func() error { return env.Clients.Restart(c) }}, nil
 	})
 }

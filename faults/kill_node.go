@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/locktest/locktest/cluster"
+	"github.com/locktest/locktest/history"
 	"github.com/locktest/locktest/impls"
 )
 
@@ -18,11 +19,12 @@ func init() { Register(killNode{}) }
 type killNode struct{}
 
 func (killNode) Name() string { return "kill-node" }
-func (killNode) LinkFree()    {}
 func (killNode) Description() string {
 	return "SIGKILL servers, restart them after the fault duration (with their data only under --persist)"
 }
-func (killNode) Targets() (Targets, string)         { return NodeTargets, "node" }
+func (killNode) Traits() Traits {
+	return Traits{Aim: history.AimServers, Targets: NodeTargets, Target: "node"}
+}
 func (killNode) Applies(impls.Design, string) error { return nil }
 
 func (f killNode) Run(ctx context.Context, env *Env) error {

@@ -5,7 +5,17 @@ import (
 	"errors"
 
 	"github.com/locktest/locktest/cluster"
+	"github.com/locktest/locktest/history"
+	"github.com/locktest/locktest/scenario"
 )
+
+// linkTraits are the traits of a fault on links: it aims at a node's
+// links by default, takes any client or node target, and may wait for a
+// client's lock moment.
+func linkTraits(warn func(scenario.Config, Target) []string) Traits {
+	return Traits{Aim: history.AimLinks, Targets: LinkTargets, Target: "node", Servers: ServersUntouched,
+		Links: true, Warn: warn}
+}
 
 // onLinks is the schedule of the link faults: each time, pick the target's
 // links, apply the effect to each, and heal only this fault's effects.

@@ -16,11 +16,10 @@ func init() { Register(partition{}) }
 type partition struct{}
 
 func (partition) Name() string { return "partition" }
-func (partition) ServerFree()  {}
 func (partition) Description() string {
 	return "cut links (bytes dropped both ways, calls time out) for the fault duration"
 }
-func (partition) Targets() (Targets, string)         { return LinkTargets, "node" }
+func (partition) Traits() Traits                     { return linkTraits(nil) }
 func (partition) Applies(impls.Design, string) error { return nil }
 
 func (f partition) Run(ctx context.Context, env *Env) error {

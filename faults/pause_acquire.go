@@ -5,13 +5,17 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/locktest/locktest/history"
 	"github.com/locktest/locktest/impls"
 	"github.com/locktest/locktest/lock"
+	"github.com/locktest/locktest/scenario"
 )
 
 func init() {
-	Register(pauseAt{name: "pause-acquire", point: lock.CheckpointGranted, designs: "redlock, redlock-noelapsed, redsync",
-		desc: "SIGSTOP a client inside acquire, after the nodes granted and before it checks validity, for the fault duration"})
+	Register(&pauseAt{name: "pause-acquire", point: lock.CheckpointGranted, designs: "redlock, redlock-noelapsed, redsync",
+		desc: "SIGSTOP a client inside acquire, after the nodes granted and before it checks validity, for the fault duration",
+		// Stopped right after the nodes granted: the lease is nearly whole.
+		warn: warnPause("pause-acquire", true)})
 }
 
 // pauseAt freezes a client at a point inside Acquire that its design
@@ -26,11 +30,17 @@ type pauseAt struct {
 	name, point, desc string
 	// designs names the designs that report the point, for the refusal.
 	designs string
+	warn    func(scenario.Config, Target) []string
+}
+
+// Traits: the client stops itself at its checkpoint, which places the
+// strike: a sweep's lock moment on top would only delay it.
+func (f pauseAt) Traits() Traits {
+	return Traits{Aim: history.AimWaiter, Servers: ServersUntouched,
+		Size: Size{Sweeps: []Vary{VaryPause}, Moment: MomentAny}, Warn: f.warn}
 }
 
 func (f pauseAt) Name() string        { return f.name }
-func (pauseAt) LinkFree()             {}
-func (pauseAt) ServerFree()           {}
 func (f pauseAt) Description() string { return f.desc }
 
 func (f pauseAt) Applies(d impls.Design, _ string) error {
@@ -46,6 +56,6 @@ func (f pauseAt) Run(ctx context.Context, env *Env) error {
 		if err != nil {
 			return hit{}, err
 		}
-		return hit{target: fmt.Sprintf("c%d", c), heal: env.Clients.Process(c).Resume}, nil
+		return hit{target: history.ClientName(c), heal: env.Clients.Process(c).Resume}, nil
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/locktest/locktest/cluster"
+	"github.com/locktest/locktest/history"
 	"github.com/locktest/locktest/impls"
 )
 
@@ -14,13 +15,14 @@ func init() { Register(pauseNode{}) }
 // test (docs/anomalies.md row 14) pauses servers this way.
 type pauseNode struct{}
 
-func (pauseNode) Name() string    { return "pause-node" }
-func (pauseNode) LinkFree()       {}
-func (pauseNode) SignalsServers() {}
+func (pauseNode) Name() string { return "pause-node" }
 func (pauseNode) Description() string {
 	return "SIGSTOP servers for the fault duration, then SIGCONT"
 }
-func (pauseNode) Targets() (Targets, string)         { return NodeTargets, "node" }
+func (pauseNode) Traits() Traits {
+	return Traits{Aim: history.AimServers, Targets: NodeTargets, Target: "node", Servers: ServersSignalled,
+		Size: Size{Sweeps: []Vary{VaryPause}, Moment: MomentGrant}}
+}
 func (pauseNode) Applies(impls.Design, string) error { return nil }
 
 func (f pauseNode) Run(ctx context.Context, env *Env) error {

@@ -8,6 +8,7 @@ import "github.com/locktest/locktest/lock"
 // #9921; docs/anomalies.md row 15). A grant would give it the lock while the next
 // holder has it too, which the mutual-exclusion check sees.
 func init() {
-	Register(pauseAt{name: "pause-waiter", point: lock.CheckpointWaiting, designs: "etcd, etcd-fenced, etcd-txn",
-		desc: "SIGSTOP a client waiting in acquire for a held lock, for the fault duration (> TTL), so its session expires"})
+	Register(&pauseAt{name: "pause-waiter", point: lock.CheckpointWaiting, designs: "etcd, etcd-fenced, etcd-txn",
+		desc: "SIGSTOP a client waiting in acquire for a held lock, for the fault duration (> TTL), so its session expires",
+		warn: warnPause("pause-waiter", false)})
 }

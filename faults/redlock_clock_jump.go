@@ -3,6 +3,7 @@ package faults
 import (
 	"context"
 
+	"github.com/locktest/locktest/history"
 	"github.com/locktest/locktest/impls"
 )
 
@@ -15,7 +16,6 @@ func init() { Register(redlockClockJump{}) }
 type redlockClockJump struct{}
 
 func (redlockClockJump) Name() string { return "redlock-clock-jump" }
-func (redlockClockJump) Size() string { return "clock-delta" }
 func (redlockClockJump) Description() string {
 	return "cut the holder from 2 of 5 nodes; once it holds the other 3, jump one of them --clock-delta ahead for the fault duration"
 }
@@ -23,9 +23,16 @@ func (f redlockClockJump) Applies(d impls.Design, _ string) error {
 	if err := splitApplies(d, f.Name()); err != nil {
 		return err
 	}
-	return serverClock{}.Applies(d, "")
+	return serverClock{f.Name()}.Applies(d, "")
 }
-func (redlockClockJump) MovesServerClocks() {}
+
+// Traits: the split waits for the holder to hold its three reachable
+// nodes before it jumps one clock, so it places its strike itself.
+func (f redlockClockJump) Traits() Traits {
+	return Traits{Aim: history.AimClocks, ServerClocks: true, Links: true,
+		Size: Size{Setting: "clock-delta", Sweeps: []Vary{VaryClock}, Moment: MomentAny},
+		Warn: warnClockJump(f.Name())}
+}
 
 func (f redlockClockJump) Run(ctx context.Context, env *Env) error {
 	return runSplit(ctx, env, f.Name(), "clock "+signed(env.ClockDelta), jumpClock(env.ClockDelta))

@@ -3,6 +3,7 @@ package faults
 import (
 	"context"
 
+	"github.com/locktest/locktest/history"
 	"github.com/locktest/locktest/impls"
 )
 
@@ -20,6 +21,13 @@ func (redlockRestart) Name() string { return "redlock-restart" }
 func (redlockRestart) Description() string {
 	return "cut the holder from 2 of 5 nodes; once it holds the other 3, SIGKILL one of them and restart it after the fault duration"
 }
+
+// Traits: the split cuts links and waits for the holder's grant, then
+// kills one of its nodes.
+func (redlockRestart) Traits() Traits {
+	return Traits{Aim: history.AimServers, Links: true}
+}
+
 func (f redlockRestart) Applies(d impls.Design, _ string) error { return splitApplies(d, f.Name()) }
 
 func (f redlockRestart) Run(ctx context.Context, env *Env) error {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/locktest/locktest/cluster"
+	"github.com/locktest/locktest/history"
 	"github.com/locktest/locktest/impls"
 )
 
@@ -41,7 +42,7 @@ func runSplit(ctx context.Context, env *Env, fault, what string, forget func(n *
 		node := majority[env.Rand.IntN(len(majority))]
 		var links []*cluster.Link
 		for _, l := range env.Links {
-			if clientName.MatchString(l.From) && slices.ContainsFunc(minority, func(n *cluster.Node) bool { return n.Name == l.To }) {
+			if history.IsClient(l.From) && slices.ContainsFunc(minority, func(n *cluster.Node) bool { return n.Name == l.To }) {
 				links = append(links, l)
 			}
 		}
@@ -73,7 +74,7 @@ func splitStrike(ctx context.Context, env *Env, fault string, links []*cluster.L
 	if err != nil {
 		return nil // the run is ending
 	}
-	holder := fmt.Sprintf("c%d", c)
+	holder := history.ClientName(c)
 	var errs []error
 	for _, l := range links {
 		if l.From != holder {

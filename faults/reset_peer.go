@@ -14,11 +14,10 @@ func init() { Register(resetPeer{}) }
 type resetPeer struct{}
 
 func (resetPeer) Name() string { return "reset-peer" }
-func (resetPeer) ServerFree()  {}
 func (resetPeer) Description() string {
 	return "reset connections on links whenever data flows, for the fault duration"
 }
-func (resetPeer) Targets() (Targets, string)         { return LinkTargets, "node" }
+func (resetPeer) Traits() Traits                     { return linkTraits(nil) }
 func (resetPeer) Applies(impls.Design, string) error { return nil }
 
 func (f resetPeer) Run(ctx context.Context, env *Env) error {

@@ -42,7 +42,7 @@ func TestCheckUserServers(t *testing.T) {
 		if pids != nil && !strings.Contains(pids.Error(), f.Name()) {
 			t.Errorf("%s: the refusal does not name the fault: %v", f.Name(), pids)
 		}
-		if _, clocks := f.(ServerClocks); clocks && got != never {
+		if f.Traits().ServerClocks && got != never {
 			t.Errorf("%s moves server clocks (the shim of servers locktest starts) yet runs against --servers", f.Name())
 		}
 	}

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/locktest/locktest/cluster"
+	"github.com/locktest/locktest/history"
 	"github.com/locktest/locktest/impls"
+	"github.com/locktest/locktest/scenario"
 	"github.com/locktest/locktest/workloads"
 )
 
@@ -28,11 +31,30 @@ func init() { Register(slowResourceWrite{}) }
 type slowResourceWrite struct{}
 
 func (slowResourceWrite) Name() string { return "slow-resource-write" }
-func (slowResourceWrite) ServerFree()  {}
 func (slowResourceWrite) Description() string {
 	return "delay the lock holder's writes to the resource by the fault duration (> TTL): a delayed packet"
 }
-func (slowResourceWrite) Targets() (Targets, string) { return HolderTarget, "holder" }
+
+// Traits: it delays the holder's link to the resource, which is no lock
+// server's; the delay is its length.
+func (slowResourceWrite) Traits() Traits {
+	return Traits{Aim: history.AimWrite, Targets: HolderTarget, Target: "holder", Servers: ServersUntouched,
+		Links: true, Size: Size{Sweeps: []Vary{VaryDelay}, Moment: MomentGrant},
+		Warn: func(c scenario.Config, _ Target) []string {
+			// The resource client waits --io-timeout for a reply.
+			delay, hold, ttl, io := time.Duration(c.FaultDuration), time.Duration(c.HoldMax), time.Duration(c.TTL), time.Duration(c.IOTimeout)
+			var out []string
+			if delay > io {
+				out = append(out, fmt.Sprintf("slow-resource-write: writes are delayed by --fault-duration %s, longer than --io-timeout %s: the holder gives up "+
+					"on its write and releases instead of waiting past its lease; set --io-timeout above %s", delay, io, delay))
+			}
+			if delay+hold < ttl {
+				out = append(out, fmt.Sprintf("slow-resource-write: a write delayed by %s, sent within --hold-max %s of its grant, lands before the --ttl %s lease "+
+					"runs out, so no other client can be granted first; use a --fault-duration above --ttl", delay, hold, ttl))
+			}
+			return out
+		}}
+}
 
 func (slowResourceWrite) Applies(d impls.Design, workload string) error {
 	if d.GuardsWrites {
@@ -50,7 +72,7 @@ func (f slowResourceWrite) Run(ctx context.Context, env *Env) error {
 		if err != nil {
 			return hit{}, err
 		}
-		name := cluster.LinkName(fmt.Sprintf("c%d", c), cluster.RoleResource)
+		name := cluster.LinkName(history.ClientName(c), cluster.RoleResource)
 		for _, l := range env.Links {
 			if l.Name != name {
 				continue

@@ -3,12 +3,11 @@ package faults
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/locktest/locktest/cluster"
+	"github.com/locktest/locktest/history"
 	"github.com/locktest/locktest/impls"
 )
 
@@ -30,17 +29,9 @@ const (
 	LinkTargets
 )
 
-// Targeted is implemented by faults that aim at something; the first
-// return is what they accept, the second their default target.
-type Targeted interface {
-	Targets() (Targets, string)
-}
-
 // roles a node target may name.
 var roles = []string{cluster.RoleLock, cluster.RolePrimary, cluster.RoleReplica, cluster.RoleSentinel,
 	cluster.RoleLeader, cluster.RoleFollower}
-
-var clientName = regexp.MustCompile(`^c(\d+)$`)
 
 // Target is a parsed --fault-target value.
 type Target struct {
@@ -63,7 +54,7 @@ func ParseTarget(spec string) (Target, error) {
 		}
 	case spec == "holder":
 		t.kind = HolderTarget
-	case spec == "client" || clientName.MatchString(spec):
+	case spec == "client" || history.IsClient(spec):
 		t.kind = ClientTargets
 	case set == "node" || set == "minority" || set == "majority" || set == "all" || slices.Contains(roles, set):
 		t.kind, t.set, t.scope = NodeTargets, set, scope
@@ -96,11 +87,11 @@ func (a Targets) describe() string {
 
 // TargetHelp says what f aims at by default and what else it accepts.
 func TargetHelp(f Fault) string {
-	tf, ok := f.(Targeted)
-	if !ok {
+	t := f.Traits()
+	accepts, def := t.Targets, t.Target
+	if accepts == 0 {
 		return ""
 	}
-	accepts, def := tf.Targets()
 	if d := accepts.describe(); d != def {
 		return fmt.Sprintf("target %s (takes %s)", def, d)
 	}
@@ -120,16 +111,15 @@ func (t Target) acceptedBy(a Targets) bool {
 // or nil. It runs before anything starts; CheckEnv repeats what can only be
 // known once the servers run.
 func CheckTarget(f Fault, t Target, d impls.Design, clients int) error {
-	tf, ok := f.(Targeted)
-	if !ok {
+	accepts := f.Traits().Targets
+	if accepts == 0 {
 		return fmt.Errorf("fault %s takes no target", f.Name())
 	}
-	accepts, _ := tf.Targets()
 	if !t.acceptedBy(accepts) {
 		return fmt.Errorf("fault %s cannot target %q (it takes %s)", f.Name(), t.Spec, accepts.describe())
 	}
-	if m := clientName.FindStringSubmatch(t.Spec); m != nil {
-		if n, _ := strconv.Atoi(m[1]); n >= clients {
+	if n, rest, ok := history.ClientIn(t.Spec); ok && rest == "" {
+		if n >= clients {
 			return fmt.Errorf("target %s: there are only %d clients (c0…c%d)", t.Spec, clients, clients-1)
 		}
 	}
@@ -191,11 +181,10 @@ func (e *Env) pickClient(ctx context.Context) (int, error) {
 	case e.Target.Spec == "client":
 		return e.Rand.IntN(e.Clients.Len()), nil
 	}
-	m := clientName.FindStringSubmatch(e.Target.Spec)
-	if m == nil {
-		return 0, fmt.Errorf("target %s is not a client", e.Target.Spec)
+	if c, rest, ok := history.ClientIn(e.Target.Spec); ok && rest == "" {
+		return c, nil
 	}
-	return strconv.Atoi(m[1])
+	return 0, fmt.Errorf("target %s is not a client", e.Target.Spec)
 }
 
 // pickNodes chooses the servers a fault hits this time, seeded.
@@ -238,7 +227,7 @@ func (e *Env) pickLinks(ctx context.Context) ([]*cluster.Link, string, error) {
 		if err != nil {
 			return nil, "", err
 		}
-		from := fmt.Sprintf("c%d", c)
+		from := history.ClientName(c)
 		var out []*cluster.Link
 		for _, l := range e.Links {
 			if l.From == from {
@@ -254,7 +243,7 @@ func (e *Env) pickLinks(ctx context.Context) ([]*cluster.Link, string, error) {
 	}
 	var out []*cluster.Link
 	for _, l := range e.Links {
-		fromClient := clientName.MatchString(l.From)
+		fromClient := history.IsClient(l.From)
 		touches := slices.Contains(names, l.To) || slices.Contains(names, l.From)
 		if touches && (e.Target.scope == "" || (e.Target.scope == "clients") == fromClient) {
 			out = append(out, l)
@@ -265,4 +254,14 @@ func (e *Env) pickLinks(ctx context.Context) ([]*cluster.Link, string, error) {
 		target += "/" + e.Target.scope
 	}
 	return out, target, nil
+}
+
+// ReachesClients reports whether a link fault aimed at t may act on a
+// link from a client: not when it aims only at links between servers.
+func (t Target) ReachesClients() bool {
+	if link, ok := strings.CutPrefix(t.Spec, "link:"); ok {
+		from, _, _ := strings.Cut(link, ":")
+		return history.IsClient(from)
+	}
+	return t.scope != "peers"
 }

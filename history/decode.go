@@ -141,6 +141,8 @@ func (d *decoder) object(b []byte, i int, r *Record) (int, bool) {
 				r.Target = s
 			case "moment":
 				r.Moment = s
+			case "aim":
+				r.Aim = Aim(s)
 			}
 			i = j
 		default:

@@ -70,6 +70,10 @@ func AppendJSON(dst []byte, r *Record) []byte {
 		dst = append(dst, `,"moment":`...)
 		dst = appendString(dst, r.Moment)
 	}
+	if r.Aim != "" {
+		dst = append(dst, `,"aim":`...)
+		dst = appendString(dst, string(r.Aim))
+	}
 	if r.Asked != 0 {
 		dst = append(dst, `,"asked":`...)
 		dst = strconv.AppendInt(dst, r.Asked, 10)

@@ -40,7 +40,10 @@ type Fault struct {
 	Target string `json:"target"`
 	// Moment is the lock moment the strike was aligned to, if any.
 	Moment string `json:"moment,omitempty"`
-	Start  int64  `json:"start"`
+	// Aim is whom the fault struck; "" in histories written before it
+	// was recorded, judged as a fault on the whole lock.
+	Aim   Aim   `json:"aim,omitempty"`
+	Start int64 `json:"start"`
 	// Stop is the time the fault was healed; the end of the history if it
 	// never was (a killed run).
 	Stop   int64 `json:"stop"`
@@ -106,7 +109,7 @@ func Faults(recs []Record) []Fault {
 		switch r.Type {
 		case FaultStart:
 			open[fk{r.Fault, r.Target}] = len(out)
-			out = append(out, Fault{Name: r.Fault, Target: r.Target, Moment: r.Moment, Start: r.Time})
+			out = append(out, Fault{Name: r.Fault, Target: r.Target, Moment: r.Moment, Aim: r.Aim, Start: r.Time})
 		case FaultStop:
 			if i, ok := open[fk{r.Fault, r.Target}]; ok {
 				out[i].Stop, out[i].Healed = r.Time, true

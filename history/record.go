@@ -57,6 +57,10 @@ const (
 	FRenew = "renew"
 )
 
+// RejectedError is the error text a workload records for a write the
+// resource refused because its fencing token was stale.
+const RejectedError = "stale token rejected"
+
 // NemesisProcess is the process number of fault events and of the
 // coordinator's own operations.
 const NemesisProcess = -1
@@ -84,6 +88,9 @@ type Record struct {
 	Target string `json:"target,omitempty"`
 	// Moment is the lock moment a fault start was aligned to (faults.Moments).
 	Moment string `json:"moment,omitempty"`
+	// Aim is on a fault-start: whom the fault strikes, which decides how
+	// its effect is judged (checker.Efficacy), from the history alone.
+	Aim Aim `json:"aim,omitempty"`
 	// Asked is the length asked for, in ns: of the run on run-start, of the
 	// fault on a fault-start that keeps the plain schedule (0 when the fault
 	// holds by its own logic, as failover does).

@@ -40,6 +40,7 @@ import (
 	"github.com/locktest/locktest/impls"
 	"github.com/locktest/locktest/reports"
 	"github.com/locktest/locktest/runner"
+	"github.com/locktest/locktest/scenario"
 )
 
 // mainRan is set by Main in the test process: without it the workers
@@ -86,23 +87,23 @@ const (
 // neither: it proves nothing either way.
 var verdicts = map[Outcome]checker.Verdict{Safe: checker.Valid, Unsafe: checker.Invalid}
 
-// scenario is what the options build: the run's settings and the outcome
+// testCase is what the options build: the run's settings and the outcome
 // the test expects.
-type scenario struct {
-	cfg    runner.Config
+type testCase struct {
+	cfg    scenario.Config
 	expect Outcome
 }
 
 // Option sets one thing about the scenario Run runs.
-type Option func(*scenario) error
+type Option func(*testCase) error
 
 // Set sets any setting of locktest run by its flag name, without the
 // dashes, to a value as the command line spells it: Set("ttl", "500ms"),
 // Set("fault-target", "holder"). locktest run --help lists them. The
 // design is Run's argument, not a setting.
 func Set(flag, value string) Option {
-	return func(sc *scenario) error {
-		s, ok := runner.SettingByFlag(flag)
+	return func(sc *testCase) error {
+		s, ok := scenario.SettingByFlag(flag)
 		if !ok || flag == "impl" || flag == "exec-cmd" || flag == "exec-servers" {
 			return fmt.Errorf("no setting --%s for a Go design (locktest run --help lists them)", flag)
 		}
@@ -137,7 +138,7 @@ func Store(dir string) Option { return Set("store", dir) }
 
 // Expect sets the outcome the test asserts; default Safe.
 func Expect(o Outcome) Option {
-	return func(sc *scenario) error {
+	return func(sc *testCase) error {
 		if _, ok := verdicts[o]; !ok {
 			return fmt.Errorf("Expect(%q): want locktesting.Safe or locktesting.Unsafe", o)
 		}
@@ -162,7 +163,7 @@ func Run(t *testing.T, design impls.Design, opts ...Option) reports.Results {
 	if _, err := impls.Lookup(design.Name); err != nil {
 		t.Fatalf("locktesting.Run: design %q is not registered: pass it to locktesting.Main in TestMain, so that the worker processes have it too (%v)", design.Name, err)
 	}
-	sc := scenario{cfg: runner.Defaults(), expect: Safe}
+	sc := testCase{cfg: scenario.Defaults(), expect: Safe}
 	sc.cfg.Impl = design.Name
 	sc.cfg.Store = defaultStore()
 	for _, opt := range opts {
@@ -228,7 +229,7 @@ func goTestCommand(test string) string {
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		pkg = testedPackage(bi.Path)
 	}
-	return fmt.Sprintf("go test -run %s -count=1 %s", runner.ShellQuote(runPattern(test)), pkg)
+	return fmt.Sprintf("go test -run %s -count=1 %s", scenario.ShellQuote(runPattern(test)), pkg)
 }
 
 // runPattern is the -run pattern that matches test (a subtest's name

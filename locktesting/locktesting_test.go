@@ -51,7 +51,7 @@ func TestTestedPackage(t *testing.T) {
 // exist, a value that does not parse, the design given as a setting and
 // an outcome that is neither safe nor unsafe are refused, saying why.
 func TestOptions(t *testing.T) {
-	var sc scenario
+	var sc testCase
 	for _, opt := range []Option{Fault("pause-holder", "latency"), Workload("mutex"), Duration(8e9), Clients(3),
 		Seed(7), Store("/s"), Set("ttl", "500ms"), Expect(Unsafe)} {
 		if err := opt(&sc); err != nil {

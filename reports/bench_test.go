@@ -15,6 +15,7 @@ import (
 	"github.com/locktest/locktest/history/historytest"
 	"github.com/locktest/locktest/reports"
 	"github.com/locktest/locktest/runner"
+	"github.com/locktest/locktest/scenario"
 )
 
 // stored is a real run kept as test data: redis-single, counter, 8
@@ -31,7 +32,7 @@ const stored = "testdata/run-60s-8c"
 // It also reports the bytes the history and report files take in the run
 // directory (server and worker logs excluded).
 func BenchmarkReport60s(b *testing.B) {
-	cfg, err := runner.LoadConfig(stored)
+	cfg, err := scenario.LoadConfig(stored)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -77,11 +78,11 @@ func BenchmarkReport60s(b *testing.B) {
 // runDir makes a run directory holding the stored config and history.
 func runDir(b testing.TB) string {
 	dir := b.TempDir()
-	cfg, err := os.ReadFile(filepath.Join(stored, runner.ConfigFile))
+	cfg, err := os.ReadFile(filepath.Join(stored, scenario.ConfigFile))
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, runner.ConfigFile), cfg, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, scenario.ConfigFile), cfg, 0o644); err != nil {
 		b.Fatal(err)
 	}
 	in, err := os.Open(filepath.Join(stored, reports.HistoryFile+".gz"))
@@ -163,7 +164,7 @@ func BenchmarkAnalyzeLarge(b *testing.B) {
 // runDirOf makes a run directory holding g's history and the stored run's
 // config with g's clients and keys.
 func runDirOf(b *testing.B, g historytest.Counter) (string, runner.Resolved) {
-	cfg, err := runner.LoadConfig(stored)
+	cfg, err := scenario.LoadConfig(stored)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -175,7 +176,7 @@ func runDirOf(b *testing.B, g historytest.Counter) (string, runner.Resolved) {
 	dir := b.TempDir()
 	data, err := json.Marshal(cfg)
 	if err == nil {
-		err = os.WriteFile(filepath.Join(dir, runner.ConfigFile), data, 0o644)
+		err = os.WriteFile(filepath.Join(dir, scenario.ConfigFile), data, 0o644)
 	}
 	if err != nil {
 		b.Fatal(err)

@@ -94,7 +94,7 @@ func Latest(runs []Results) []Results {
 	return out
 }
 
-// Setting is a knob of a run that changes what the run does (runner.Settings
+// Setting is a knob of a run that changes what the run does (scenario.Settings
 // says which). Runs that differ in one are never summarized together: a
 // verdict over persisted and unpersisted servers, or a median over two
 // TTLs, describes no run anyone made.

@@ -11,12 +11,12 @@ import (
 
 	"github.com/locktest/locktest/checker"
 	"github.com/locktest/locktest/reports"
-	"github.com/locktest/locktest/runner"
+	"github.com/locktest/locktest/scenario"
 )
 
 // storeRun writes a run directory the way a suite leaves it,
 // <out>/runs/<scenario>/<time>/ with config.json and results.json.
-func storeRun(t *testing.T, out string, cfg runner.Config, start string, v checker.Verdict, p99 float64) {
+func storeRun(t *testing.T, out string, cfg scenario.Config, start string, v checker.Verdict, p99 float64) {
 	t.Helper()
 	dir := filepath.Join(out, "runs", cfg.Scenario, start)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -27,7 +27,7 @@ func storeRun(t *testing.T, out string, cfg runner.Config, start string, v check
 		DecidedBy: checker.ResourceCheck}
 	r.Checks.Resource.Verdict = v
 	r.Metrics.AcquireP99Ms = p99
-	for name, x := range map[string]any{runner.ConfigFile: cfg, reports.ResultsFile: r} {
+	for name, x := range map[string]any{scenario.ConfigFile: cfg, reports.ResultsFile: r} {
 		data, err := json.MarshalIndent(x, "", "  ")
 		if err != nil {
 			t.Fatal(err)
@@ -45,13 +45,13 @@ func storeRun(t *testing.T, out string, cfg runner.Config, start string, v check
 // set runs apart.
 func TestCompareSuiteKeepsSettingsApart(t *testing.T) {
 	out := t.TempDir()
-	cfg := runner.Defaults()
-	cfg.Impl, cfg.Faults, cfg.TTL = "redis-single", []string{"kill-node"}, runner.Duration(5*time.Second)
-	cfg.HoldMin, cfg.HoldMax = runner.Duration(time.Second), runner.Duration(1500*time.Millisecond)
+	cfg := scenario.Defaults()
+	cfg.Impl, cfg.Faults, cfg.TTL = "redis-single", []string{"kill-node"}, scenario.Duration(5*time.Second)
+	cfg.HoldMin, cfg.HoldMax = scenario.Duration(time.Second), scenario.Duration(1500*time.Millisecond)
 	// The same scenario under two names, seeds and check timeouts.
 	for seed, p99 := range map[int64]float64{1: 100, 2: 300} {
 		cfg.Scenario = fmt.Sprintf("redis-single-kill-node-%d", seed)
-		cfg.Seed, cfg.CheckTimeout = seed, runner.Duration(time.Duration(seed)*time.Minute)
+		cfg.Seed, cfg.CheckTimeout = seed, scenario.Duration(time.Duration(seed)*time.Minute)
 		storeRun(t, out, cfg, fmt.Sprintf("20260101T00000%d.000", seed), checker.Invalid, p99)
 	}
 	cfg.Scenario, cfg.Persist, cfg.Seed = "redis-single-kill-node-persist", true, 1
@@ -61,7 +61,7 @@ func TestCompareSuiteKeepsSettingsApart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := reports.NewMatrix(runs, runner.ComparedSettings())
+	m := reports.NewMatrix(runs, scenario.ComparedSettings())
 	if len(m.Cells) != 2 {
 		t.Fatalf("%d cells, want 2 (kill-node with and without persist): %+v", len(m.Cells), m.Cells)
 	}

@@ -133,7 +133,7 @@ func TestLoadRuns(t *testing.T) {
 	}
 }
 
-// testSettings stand for runner.ComparedSettings, which this package
+// testSettings stand for scenario.ComparedSettings, which this package
 // cannot import; compare_stored_test.go uses the real ones.
 var testSettings = []Setting{
 	{Name: "ttl", Flag: "ttl"}, {Name: "retry_min", Flag: "retry-min"},

@@ -14,6 +14,7 @@ import (
 	"github.com/locktest/locktest/history"
 	"github.com/locktest/locktest/reports"
 	"github.com/locktest/locktest/runner"
+	"github.com/locktest/locktest/scenario"
 )
 
 // TestStoredRunReport re-checks the stored 60 s run (12 faults, 12 lost
@@ -22,7 +23,7 @@ import (
 // marks on the timeline as the summary counts lost updates, and plots
 // shown at the size they were laid out at.
 func TestStoredRunReport(t *testing.T) {
-	cfg, err := runner.LoadConfig(stored)
+	cfg, err := scenario.LoadConfig(stored)
 	if err != nil {
 		t.Fatal(err)
 	}

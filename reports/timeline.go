@@ -111,7 +111,7 @@ func newTimeline(recs []history.Record, ops []history.Op) Timeline {
 	}
 
 	for _, op := range ops {
-		if op.F == history.FIncr && op.Outcome == history.Fail && op.Error == checker.RejectedError {
+		if op.F == history.FIncr && op.Outcome == history.Fail && op.Error == history.RejectedError {
 			t.Marks = append(t.Marks, Mark{Client: op.Process, Time: op.Completed, Kind: MarkRejected, Index: op.InvokeIndex})
 		}
 	}

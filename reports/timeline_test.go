@@ -59,7 +59,7 @@ func TestTimeline(t *testing.T) {
 			hop{0, history.FAcquire, 0, 1, history.OK, ""},
 			hop{1, history.FAcquire, 5, 110, history.OK, ""}, hop{1, history.FRelease, 130, 131, history.OK, ""},
 			hop{2, history.FAcquire, 6, 140, history.OK, ""}, hop{2, history.FRelease, 150, 151, history.OK, ""},
-			hop{0, history.FIncr, 2, 221, history.Fail, checker.RejectedError},
+			hop{0, history.FIncr, 2, 221, history.Fail, history.RejectedError},
 			hop{0, history.FRelease, 222, 223, history.Fail, ""},
 		), fault...), 4, 1, 1},
 	}

@@ -219,7 +219,7 @@ func binaries(cfg Resolved) map[string]string {
 	if cfg.Workload.NeedsResource && !cfg.Design.GuardsWrites {
 		bins["redis-server"] = "redis-server"
 	}
-	if needsClockShim(cfg) {
+	if faults.NeedServerClocks(cfg.Faults) {
 		bins["cc"] = "gcc"
 	}
 	return bins
@@ -242,21 +242,12 @@ func checkImages(cfg Resolved, bins map[string]string) error {
 	return nil
 }
 
-func needsClockShim(cfg Resolved) bool {
-	for _, f := range cfg.Faults {
-		if _, ok := f.(faults.ServerClocks); ok {
-			return true
-		}
-	}
-	return false
-}
-
 // execute starts everything, lets the workload and faults run for the
 // configured duration, heals, and stops the workers gracefully. It reports
 // whether ctx was cancelled.
 func (r *run) execute(ctx context.Context) (bool, error) {
 	cfg := r.cfg
-	lockCfg := cfg.lockConfig()
+	lockCfg := lockConfig(cfg.Config)
 	// A lock program runs where the user ran locktest, so paths in its
 	// command line mean what they meant there.
 	wd, err := os.Getwd()
@@ -264,7 +255,7 @@ func (r *run) execute(ctx context.Context) (bool, error) {
 		return false, fmt.Errorf("working directory: %w", err)
 	}
 	lockCfg.ExecDir = wd
-	if needsClockShim(cfg) {
+	if faults.NeedServerClocks(cfg.Faults) {
 		shim, err := cluster.BuildClockShim(cluster.ShimCacheDir())
 		if err != nil {
 			return false, err
@@ -301,7 +292,7 @@ func (r *run) execute(ctx context.Context) (bool, error) {
 		}
 		return l.Addr(), nil
 	}
-	batch := !faults.NeedPromptClients(cfg.Faults)
+	batch := !faults.Injects(cfg.Faults)
 	var wcs []WorkerConfig
 	for i := range cfg.Clients {
 		wc := WorkerConfig{Client: i, Impl: cfg.Impl, Workload: cfg.Workload.Name, Lock: lockCfg, Keys: r.keys,
@@ -364,6 +355,14 @@ func (r *run) execute(ctx context.Context) (bool, error) {
 			e := *env
 			e.Rand = seed.Stream(cfg.Seed, seed.Faults, i)
 			e.Target = cfg.Targets[i]
+			aim := f.Traits().Aim
+			e.Started = func(fault, target, moment string, asked time.Duration) {
+				r.faultEvent(history.Record{Type: history.FaultStart, Fault: fault, Target: target, Moment: moment,
+					Aim: aim, Asked: int64(asked)}, 0)
+			}
+			e.Stopped = func(fault, target string, healing time.Duration) {
+				r.faultEvent(history.Record{Type: history.FaultStop, Fault: fault, Target: target}, healing)
+			}
 			faultErrs[i] = f.Run(nctx, &e)
 		}()
 	}
@@ -393,16 +392,6 @@ func (r *run) execute(ctx context.Context) (bool, error) {
 }
 
 func (r *run) faultEnv(servers []*cluster.Node) *faults.Env {
-	event := func(t history.Type, fault, target, moment string, asked, healing time.Duration) {
-		now := clock.Mono()
-		var healStart int64
-		if healing >= time.Millisecond { // a heal that took time: a restart
-			healStart = now - int64(healing)
-		}
-		r.hist.Append(history.Record{Process: history.NemesisProcess, Type: t, F: "fault",
-			Fault: fault, Target: target, Moment: moment, Asked: int64(asked), HealStart: healStart, Time: now})
-		r.log.Info(string(t), "fault", fault, "target", target, "moment", moment)
-	}
 	cfg := r.cfg
 	return &faults.Env{
 		Interval: time.Duration(cfg.FaultInterval), Duration: time.Duration(cfg.FaultDuration),
@@ -421,15 +410,21 @@ func (r *run) faultEnv(servers []*cluster.Node) *faults.Env {
 				}
 			}
 		},
-		Started: func(fault, target, moment string, asked time.Duration) {
-			event(history.FaultStart, fault, target, moment, asked, 0)
-		},
-		Stopped: func(fault, target string, healing time.Duration) {
-			event(history.FaultStop, fault, target, "", 0, healing)
-		},
 		Log:     r.log,
 		PauseAt: r.pauseAt,
 	}
+}
+
+// faultEvent records a fault's start or stop; a stop whose heal took
+// healing (a restart) says when the heal began.
+func (r *run) faultEvent(rec history.Record, healing time.Duration) {
+	rec.Time = clock.Mono()
+	rec.Process, rec.F = history.NemesisProcess, "fault"
+	if healing >= time.Millisecond {
+		rec.HealStart = rec.Time - int64(healing)
+	}
+	r.hist.Append(rec)
+	r.log.Info(string(rec.Type), "fault", rec.Fault, "target", rec.Target, "moment", rec.Moment)
 }
 
 func (r *run) worker(i int) *worker {

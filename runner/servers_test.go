@@ -6,63 +6,71 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/locktest/locktest/scenario"
 )
 
 // TestResolveServers: --servers and --server-pids are read, checked
 // against the design and the faults before anything starts, and the
 // command that reproduces the run gives them again.
 func TestResolveServers(t *testing.T) {
-	base := func(impl string, faults ...string) Config {
-		cfg := Defaults()
+	base := func(impl string, faults ...string) scenario.Config {
+		cfg := scenario.Defaults()
 		cfg.Impl, cfg.Faults = impl, faults
 		return cfg
 	}
 	cases := []struct {
 		name string
-		edit func(*Config)
+		edit func(*scenario.Config)
 		want string // "" = resolves
 	}{
-		{"pause-holder", func(c *Config) { *c = base("redis-single", "pause-holder"); c.Servers = []string{"127.0.0.1:7000"} }, ""},
-		{"link faults", func(c *Config) {
+		{"pause-holder", func(c *scenario.Config) {
+			*c = base("redis-single", "pause-holder")
+			c.Servers = []string{"127.0.0.1:7000"}
+		}, ""},
+		{"link faults", func(c *scenario.Config) {
 			*c = base("redlock", "partition", "latency", "reset-peer")
 			c.Servers = []string{"127.0.0.1:7000", "127.0.0.1:7001", "127.0.0.1:7002", "127.0.0.1:7003", "127.0.0.1:7004"}
 		}, ""},
-		{"pause-node with pids", func(c *Config) {
+		{"pause-node with pids", func(c *scenario.Config) {
 			*c = base("redis-single", "pause-node")
 			c.Servers, c.ServerPids = []string{"127.0.0.1:7000"}, []string{"4242"}
 		}, ""},
-		{"pause-node without pids", func(c *Config) { *c = base("redis-single", "pause-node"); c.Servers = []string{"127.0.0.1:7000"} }, "give your servers' pids with --server-pids"},
-		{"kill-node", func(c *Config) {
+		{"pause-node without pids", func(c *scenario.Config) {
+			*c = base("redis-single", "pause-node")
+			c.Servers = []string{"127.0.0.1:7000"}
+		}, "give your servers' pids with --server-pids"},
+		{"kill-node", func(c *scenario.Config) {
 			*c = base("redis-single", "kill-node")
 			c.Servers, c.ServerPids = []string{"127.0.0.1:7000"}, []string{"4242"}
 		}, "fault kill-node needs servers locktest starts"},
-		{"count", func(c *Config) { *c = base("redlock", "none"); c.Servers = []string{"127.0.0.1:7000"} }, "runs on 5 server(s), 1 given"},
-		{"pids alone", func(c *Config) { *c = base("redis-single", "none"); c.ServerPids = []string{"4242"} }, "--server-pids needs --servers"},
-		{"malformed", func(c *Config) { *c = base("redis-single", "none"); c.Servers = []string{"localhost"} }, "not host:port"},
-		{"exec", func(c *Config) {
+		{"count", func(c *scenario.Config) { *c = base("redlock", "none"); c.Servers = []string{"127.0.0.1:7000"} }, "runs on 5 server(s), 1 given"},
+		{"pids alone", func(c *scenario.Config) { *c = base("redis-single", "none"); c.ServerPids = []string{"4242"} }, "--server-pids needs --servers"},
+		{"malformed", func(c *scenario.Config) { *c = base("redis-single", "none"); c.Servers = []string{"localhost"} }, "not host:port"},
+		{"exec", func(c *scenario.Config) {
 			*c = base("exec", "partition")
 			c.ExecCmd, c.Servers = "python3 mylock.py", []string{"127.0.0.1:7000", "127.0.0.1:7001"}
 		}, ""},
-		{"exec as redis-single", func(c *Config) {
+		{"exec as redis-single", func(c *scenario.Config) {
 			*c = base("exec", "none")
 			c.ExecCmd, c.ExecServers, c.Servers = "python3 mylock.py", "redis-single", []string{"127.0.0.1:7000"}
 		}, ""},
-		{"exec as redlock, one", func(c *Config) {
+		{"exec as redlock, one", func(c *scenario.Config) {
 			*c = base("exec", "none")
 			c.ExecCmd, c.ExecServers, c.Servers = "python3 mylock.py", "redlock", []string{"127.0.0.1:7000"}
 		}, "runs on 5 server(s), 1 given"},
-		{"pid no number", func(c *Config) {
+		{"pid no number", func(c *scenario.Config) {
 			*c = base("redis-single", "pause-node")
 			c.Servers, c.ServerPids = []string{"127.0.0.1:7000"}, []string{"x"}
 		}, "--server-pids: x is no server's process id"},
-		{"sentinel", func(c *Config) {
+		{"sentinel", func(c *scenario.Config) {
 			*c = base("redis-replicated", "none")
 			c.Servers = []string{"127.0.0.1:7000", "127.0.0.1:7001", "127.0.0.1:7002"}
 		}, "cannot run on servers you run"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			var cfg Config
+			var cfg scenario.Config
 			tc.edit(&cfg)
 			r, err := Resolve(cfg)
 			if tc.want != "" {

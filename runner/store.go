@@ -2,7 +2,6 @@ package runner
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/locktest/locktest/impls"
 	"github.com/locktest/locktest/reports"
+	"github.com/locktest/locktest/scenario"
 	"github.com/locktest/locktest/workloads"
 )
 
@@ -82,65 +82,17 @@ func relink(link, target string) error {
 	return nil
 }
 
-// ConfigFile holds the scenario of a run, written before anything starts
-// so that even a killed run can be analyzed.
-const ConfigFile = "config.json"
-
-// storedRun is config.json: the settings, and beside them what analyze
-// needs that the settings only name. The design rides along because the
-// binary that analyzes may not have it: a design registered in a user's
-// own main is unknown to the stock locktest, whose check needs only the
-// history, the workload and these few facts.
-type storedRun struct {
-	Config
-	// Locktest is the build that started the run, for the record.
-	Locktest string `json:"locktest,omitempty"`
-	// Design is what the run's design was; absent in runs stored before
-	// it was kept.
-	Design *storedDesign `json:"design,omitempty"`
-	// Reproduce is the command that runs the scenario again.
-	Reproduce string `json:"reproduce,omitempty"`
-}
-
-// storedDesign is the part of an impls.Design a stored run's analysis
-// uses: the servers it ran (their versions go in the results) and whether
-// the workload's data lived in the lock service instead of a resource node.
-type storedDesign struct {
-	Binaries     map[string]string `json:"binaries,omitempty"`
-	GuardsWrites bool              `json:"guards_writes,omitempty"`
-}
-
 func writeConfig(dir string, cfg Resolved) error {
-	data, err := json.MarshalIndent(storedRun{Config: cfg.Config, Locktest: reports.CurrentBuild().String(),
-		Design:    &storedDesign{Binaries: cfg.Design.Binaries, GuardsWrites: cfg.Design.GuardsWrites},
+	data, err := json.MarshalIndent(scenario.Stored{Config: cfg.Config, Locktest: reports.CurrentBuild().String(),
+		Design:    &scenario.StoredDesign{Binaries: cfg.Design.Binaries, GuardsWrites: cfg.Design.GuardsWrites},
 		Reproduce: cfg.reproduce()}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("write config: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, ConfigFile), append(data, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, scenario.ConfigFile), append(data, '\n'), 0o644); err != nil {
 		return fmt.Errorf("write config: %w", err)
 	}
 	return nil
-}
-
-// readConfig reads a stored run's config.json, settings missing from it
-// at their defaults.
-func readConfig(dir string) (storedRun, error) {
-	run := storedRun{Config: Defaults()}
-	data, err := os.ReadFile(filepath.Join(dir, ConfigFile))
-	if err != nil {
-		return run, fmt.Errorf("%s is not a run directory: %w", dir, err)
-	}
-	if err := json.Unmarshal(data, &run); err != nil {
-		return run, fmt.Errorf("read %s: %w", filepath.Join(dir, ConfigFile), err)
-	}
-	return run, nil
-}
-
-// LoadConfig reads the settings of a stored run.
-func LoadConfig(dir string) (Config, error) {
-	run, err := readConfig(dir)
-	return run.Config, err
 }
 
 // LoadRun reads the scenario of a stored run for analysis. It looks up
@@ -150,13 +102,13 @@ func LoadConfig(dir string) (Config, error) {
 // So a run of any design, registered in whichever binary ran it, is
 // checked from its history by any locktest.
 func LoadRun(dir string) (Resolved, error) {
-	run, err := readConfig(dir)
+	run, err := scenario.Read(dir)
 	if err != nil {
 		return Resolved{}, &BadConfigError{err}
 	}
 	r := Resolved{Config: run.Config, Reproduce: run.Reproduce}
 	if r.Workload, err = workloads.Lookup(run.Workload); err != nil {
-		return r, bad("%s: %v", filepath.Join(dir, ConfigFile), err)
+		return r, bad("%s: %v", filepath.Join(dir, scenario.ConfigFile), err)
 	}
 	switch d, err := impls.Lookup(run.Impl); {
 	case run.Design != nil:
@@ -186,15 +138,4 @@ func holdRunDir(dir string) (*os.File, error) {
 		return nil, fmt.Errorf("hold run dir %s: %w", dir, err)
 	}
 	return f, nil
-}
-
-// InProgress reports whether the run directory dir (open) belongs to a run
-// whose coordinator is still alive: it holds the directory's lock.
-func InProgress(dir *os.File) bool {
-	err := unix.Flock(int(dir.Fd()), unix.LOCK_SH|unix.LOCK_NB)
-	if err != nil {
-		return errors.Is(err, unix.EWOULDBLOCK)
-	}
-	_ = unix.Flock(int(dir.Fd()), unix.LOCK_UN)
-	return false
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/locktest/locktest/history"
 	"github.com/locktest/locktest/impls"
 	"github.com/locktest/locktest/lock"
+	"github.com/locktest/locktest/scenario"
 	"github.com/locktest/locktest/seed"
 	"github.com/locktest/locktest/workloads"
 )
@@ -65,16 +66,16 @@ func clockLine(offset time.Duration, rate float64) string {
 
 // WorkerConfig is everything a worker process needs.
 type WorkerConfig struct {
-	Client   int         `json:"client"`
-	Impl     string      `json:"impl"`
-	Workload string      `json:"workload"`
-	Lock     lock.Config `json:"lock"`
-	Resource string      `json:"resource,omitempty"` // resource address
-	Keys     []string    `json:"keys"`
-	HoldMin  Duration    `json:"hold_min"`
-	HoldMax  Duration    `json:"hold_max"`
+	Client   int               `json:"client"`
+	Impl     string            `json:"impl"`
+	Workload string            `json:"workload"`
+	Lock     lock.Config       `json:"lock"`
+	Resource string            `json:"resource,omitempty"` // resource address
+	Keys     []string          `json:"keys"`
+	HoldMin  scenario.Duration `json:"hold_min"`
+	HoldMax  scenario.Duration `json:"hold_max"`
 	// Batch says that nothing in the run acts on this client at the moment
-	// it reports something (faults.NeedPromptClients is false: the control
+	// it reports something (faults.Injects is false: the control
 	// run), so the worker writes its messages in batches (lineSink).
 	Batch bool `json:"batch,omitempty"`
 }

@@ -27,7 +27,7 @@ import (
 	"github.com/locktest/locktest/history"
 	"github.com/locktest/locktest/live"
 	"github.com/locktest/locktest/reports"
-	"github.com/locktest/locktest/runner"
+	"github.com/locktest/locktest/scenario"
 )
 
 // Prefix is where the generated pages live; store paths never begin with
@@ -102,7 +102,7 @@ type Run struct {
 	// Dir is the run directory on this machine, for commands to give.
 	Dir      string
 	Started  time.Time // from the directory's name; zero if it is not a time
-	Config   runner.Config
+	Config   scenario.Config
 	State    State
 	Results  reports.Results // when Done
 	Tally    live.Tally      // when not Done
@@ -155,7 +155,7 @@ func (s *Server) runs() ([]Run, error) {
 		if !d.IsDir() {
 			return nil
 		}
-		if _, err := fs.Stat(s.root.FS(), path.Join(p, runner.ConfigFile)); err != nil {
+		if _, err := fs.Stat(s.root.FS(), path.Join(p, scenario.ConfigFile)); err != nil {
 			return nil
 		}
 		if r, err := s.load(p, false); err == nil {
@@ -183,19 +183,19 @@ func (s *Server) load(p string, detail bool) (Run, error) {
 	if t, err := time.ParseInLocation("20060102T150405.000", strings.SplitN(path.Base(p), "-", 2)[0], time.Local); err == nil {
 		r.Started = t
 	}
-	data, err := s.root.ReadFile(path.Join(p, runner.ConfigFile))
+	data, err := s.root.ReadFile(path.Join(p, scenario.ConfigFile))
 	if err != nil {
 		return r, err
 	}
-	r.Config = runner.Defaults()
+	r.Config = scenario.Defaults()
 	if err := json.Unmarshal(data, &r.Config); err != nil {
-		return r, fmt.Errorf("%s: %w", runner.ConfigFile, err)
+		return r, fmt.Errorf("%s: %w", scenario.ConfigFile, err)
 	}
 	dir, err := s.root.Open(p)
 	if err != nil {
 		return r, err
 	}
-	running := runner.InProgress(dir)
+	running := scenario.InProgress(dir)
 	dir.Close()
 	if !running {
 		if data, err := s.root.ReadFile(path.Join(p, reports.ResultsFile)); err == nil {
@@ -258,7 +258,7 @@ func (s *Server) run(w http.ResponseWriter, req *http.Request) {
 		http.NotFound(w, req)
 		return
 	}
-	if _, err := s.root.Stat(path.Join(p, runner.ConfigFile)); err != nil {
+	if _, err := s.root.Stat(path.Join(p, scenario.ConfigFile)); err != nil {
 		http.Error(w, "no run directory "+p, http.StatusNotFound)
 		return
 	}
@@ -313,7 +313,7 @@ func (s *Server) compare(w http.ResponseWriter, req *http.Request) {
 		http.NotFound(w, req)
 		return
 	}
-	m, err := reports.Compare([]string{s.store}, runner.ComparedSettings(), false)
+	m, err := reports.Compare([]string{s.store}, scenario.ComparedSettings(), false)
 	if errors.Is(err, reports.ErrNoRuns) {
 		http.Error(w, "no checked run in the store yet", http.StatusNotFound)
 		return

@@ -18,14 +18,15 @@ import (
 	"github.com/locktest/locktest/history/historytest"
 	"github.com/locktest/locktest/reports"
 	"github.com/locktest/locktest/runner"
+	"github.com/locktest/locktest/scenario"
 )
 
 // writeRun makes a run directory as the coordinator does: config.json,
 // then the history; it returns the directory's path in the store.
 func writeRun(t *testing.T, store, stamp string, recs []history.Record) (string, runner.Resolved) {
 	t.Helper()
-	cfg := runner.Defaults()
-	cfg.Impl, cfg.Faults, cfg.Duration = "redis-single", []string{"pause-holder"}, runner.Duration(time.Minute)
+	cfg := scenario.Defaults()
+	cfg.Impl, cfg.Faults, cfg.Duration = "redis-single", []string{"pause-holder"}, scenario.Duration(time.Minute)
 	cfg.Scenario = "redis-single_counter_pause-holder"
 	resolved, err := runner.Resolve(cfg)
 	if err != nil {
@@ -37,7 +38,7 @@ func writeRun(t *testing.T, store, stamp string, recs []history.Record) (string,
 		t.Fatal(err)
 	}
 	data, _ := json.Marshal(cfg)
-	if err := os.WriteFile(filepath.Join(dir, runner.ConfigFile), data, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, scenario.ConfigFile), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	var hist []byte

@@ -16,7 +16,7 @@ import (
 	"github.com/locktest/locktest/envelope"
 	"github.com/locktest/locktest/faults"
 	"github.com/locktest/locktest/impls"
-	"github.com/locktest/locktest/runner"
+	"github.com/locktest/locktest/scenario"
 )
 
 // Sweep is one envelope a suite measures: how big a fault one design
@@ -51,10 +51,10 @@ func (p parser) envelopes(f *File, kv pair, defaults []pair) error {
 	if err != nil {
 		return err
 	}
-	base := runner.Defaults()
+	base := scenario.Defaults()
 	// A point needs one strike and its aftermath; longer faults get
 	// longer runs (envelope.Plan.Config), as locktest envelope does.
-	base.Duration = runner.Duration(6 * time.Second)
+	base.Duration = scenario.Duration(6 * time.Second)
 	opt := envelope.Options{Seeds: 5, MaxPoints: 8}
 	var designPair, faultPair *pair
 	var sc Scenario
@@ -155,7 +155,7 @@ type SweepOutcome struct {
 	Name    string           `json:"name"`
 	Impl    string           `json:"impl"`
 	Fault   string           `json:"fault"`
-	Vary    envelope.Vary    `json:"vary"`
+	Vary    faults.Vary      `json:"vary"`
 	Status  Status           `json:"status"`
 	Finding envelope.Finding `json:"finding,omitempty"`
 	// Result is the sweep's boundary in one line.

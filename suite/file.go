@@ -17,6 +17,7 @@ import (
 	"github.com/locktest/locktest/faults"
 	"github.com/locktest/locktest/impls"
 	"github.com/locktest/locktest/runner"
+	"github.com/locktest/locktest/scenario"
 	"github.com/locktest/locktest/workloads"
 )
 
@@ -93,12 +94,12 @@ func Load(path string) (*File, error) {
 var scenarioFields = []string{"name", "anomaly", "seeds", "expect", "stop_early"}
 
 // settingFields maps the name of each run setting a scenario takes to the
-// setting: every one of runner.Settings with a name, but seed (seeds gives
+// setting: every one of scenario.Settings with a name, but seed (seeds gives
 // it), scenario (name gives it) and stop_on_violation (stop_early derives
 // it from the expectation, which alone knows which checks settle it).
-var settingFields = func() map[string]runner.Setting {
-	m := map[string]runner.Setting{}
-	for _, s := range runner.Settings {
+var settingFields = func() map[string]scenario.Setting {
+	m := map[string]scenario.Setting{}
+	for _, s := range scenario.Settings {
 		if name := s.Name(); name != "" && name != "seed" && name != "scenario" && name != "stop_on_violation" {
 			m[name] = s
 		}
@@ -128,7 +129,7 @@ type parser struct {
 	path string
 	// durations is how long a run lasts under each fault, for scenarios
 	// that do not give their own duration.
-	durations map[string]runner.Duration
+	durations map[string]scenario.Duration
 }
 
 func (p parser) errAt(n *yaml.Node, field, format string, args ...any) *Error {
@@ -255,11 +256,11 @@ func Parse(path string, data []byte) (*File, error) {
 // finds a fault's anomaly differs by fault (a pause shows at its first
 // strike, a failover needs several): measured per fault, the whole suite
 // stays short without cutting any fault's search below what it needs.
-func (p parser) faultDurations(kv pair) (map[string]runner.Duration, error) {
+func (p parser) faultDurations(kv pair) (map[string]scenario.Duration, error) {
 	if kv.val.Kind != yaml.MappingNode {
 		return nil, p.errAt(kv.val, kv.path, "want a mapping of fault names to durations, e.g. {pause-holder: 6s}")
 	}
-	out := map[string]runner.Duration{}
+	out := map[string]scenario.Duration{}
 	for i := 0; i+1 < len(kv.val.Content); i += 2 {
 		k, v := kv.val.Content[i], kv.val.Content[i+1]
 		field := kv.path + "." + k.Value
@@ -269,7 +270,7 @@ func (p parser) faultDurations(kv pair) (map[string]runner.Duration, error) {
 		if _, dup := out[k.Value]; dup {
 			return nil, p.errAt(k, field, "given twice: list each fault once")
 		}
-		var d runner.Duration
+		var d scenario.Duration
 		if v.Kind != yaml.ScalarNode || d.Set(v.Value) != nil || d <= 0 {
 			return nil, p.errAt(v, field, "want a positive duration such as 10s, 500ms or 2m")
 		}
@@ -280,8 +281,8 @@ func (p parser) faultDurations(kv pair) (map[string]runner.Duration, error) {
 
 // faultDuration is the longest of fault_durations' lengths for the given
 // faults, if it names any: a run must be long enough for each of them.
-func (p parser) faultDuration(names []string) (runner.Duration, bool) {
-	var longest runner.Duration
+func (p parser) faultDuration(names []string) (scenario.Duration, bool) {
+	var longest scenario.Duration
 	for _, name := range names {
 		longest = max(longest, p.durations[name])
 	}
@@ -306,7 +307,7 @@ func (p parser) scenario(n *yaml.Node, path string, defaults []pair) (*Scenario,
 		return nil, err
 	}
 	sc := &Scenario{Seeds: []int64{1}, Line: n.Line}
-	cfg := runner.Defaults()
+	cfg := scenario.Defaults()
 	// where remembers which pair set each field, to point errors at it.
 	where := map[string]pair{}
 	var expect *Expect
@@ -332,7 +333,7 @@ func (p parser) scenario(n *yaml.Node, path string, defaults []pair) (*Scenario,
 	if cfg.Impl == "" {
 		return nil, p.errAt(n, path+".impl", "missing (valid: %s)", strings.Join(impls.Names(), ", "))
 	}
-	design, err := cfg.LookupDesign()
+	design, err := runner.LookupDesign(cfg)
 	if err != nil {
 		return nil, p.resolveError(err, at, "impl")
 	}
@@ -387,7 +388,7 @@ var flagName = regexp.MustCompile(`--([a-z][a-z-]*)`)
 // it names, or else field's.
 func (p parser) resolveError(err error, at func(string) (*yaml.Node, string), field string) error {
 	name := func(flag string) string {
-		if s, ok := runner.SettingByFlag(flag); ok && s.Name() != "" {
+		if s, ok := scenario.SettingByFlag(flag); ok && s.Name() != "" {
 			return s.Name()
 		}
 		return strings.ReplaceAll(flag, "-", "_")
@@ -401,7 +402,7 @@ func (p parser) resolveError(err error, at func(string) (*yaml.Node, string), fi
 }
 
 // field decodes one key of a scenario (or of the defaults).
-func (p parser) field(kv pair, sc *Scenario, cfg *runner.Config, expect **Expect) error {
+func (p parser) field(kv pair, sc *Scenario, cfg *scenario.Config, expect **Expect) error {
 	v := kv.val
 	switch kv.key.Value {
 	case "name":
@@ -422,7 +423,7 @@ func (p parser) field(kv pair, sc *Scenario, cfg *runner.Config, expect **Expect
 		return err
 	}
 	switch dst := settingFields[kv.key.Value].Ptr(cfg).(type) {
-	case *runner.Duration:
+	case *scenario.Duration:
 		if v.Kind != yaml.ScalarNode || dst.Set(v.Value) != nil {
 			return p.errAt(v, kv.path, "want a duration such as 10s, 500ms or 2m")
 		}

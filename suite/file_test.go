@@ -10,9 +10,10 @@ import (
 	"time"
 
 	"github.com/locktest/locktest/faults"
+	"github.com/locktest/locktest/history"
 	"github.com/locktest/locktest/impls"
 	"github.com/locktest/locktest/reports"
-	"github.com/locktest/locktest/runner"
+	"github.com/locktest/locktest/scenario"
 )
 
 func TestParse(t *testing.T) {
@@ -162,6 +163,9 @@ type picky struct{}
 
 func (picky) Name() string        { return "test-picky" }
 func (picky) Description() string { return "test fault" }
+func (picky) Traits() faults.Traits {
+	return faults.Traits{Aim: history.AimLock, Servers: faults.ServersUntouched}
+}
 func (picky) Applies(d impls.Design, _ string) error {
 	if !d.Fenced {
 		return errors.New("it needs fencing tokens")
@@ -183,7 +187,7 @@ func TestParseInapplicableFault(t *testing.T) {
 }
 
 // TestParseEverySetting: a scenario takes every named setting of
-// runner.Settings (but seed, scenario and stop_on_violation, which seeds,
+// scenario.Settings (but seed, scenario and stop_on_violation, which seeds,
 // name and stop_early give), each under its own name and landing in its
 // own field.
 func TestParseEverySetting(t *testing.T) {
@@ -196,9 +200,9 @@ func TestParseEverySetting(t *testing.T) {
 		"clock_rate": "1.5", "persist": "true", "backend": "local", "keep_data": "true", "check_timeout": "20s",
 		"servers": "127.0.0.1:7000", "server_pids": "4242",
 	}
-	var set []runner.Setting
+	var set []scenario.Setting
 	src := "scenarios:\n  - name: every\n    expect: any\n"
-	for _, s := range runner.Settings {
+	for _, s := range scenario.Settings {
 		if name := s.Name(); name != "" && name != "seed" && name != "scenario" && name != "stop_on_violation" {
 			if _, ok := values[name]; !ok {
 				t.Fatalf("setting %s has no value here: add one", name)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/locktest/locktest/faults"
 	"github.com/locktest/locktest/impls"
-	"github.com/locktest/locktest/runner"
+	"github.com/locktest/locktest/scenario"
 )
 
 // Cell is one design × fault of a suite's matrix.
@@ -131,7 +131,7 @@ func (p parser) matrix(kv pair, defaults []pair) ([]matrixCell, []pair, error) {
 		return nil, nil, p.errAt(kv.key, kv.path+".expect", "missing: give the expectation of the cells no scenario overrides, e.g. any")
 	}
 	// The workload decides which faults apply.
-	cfg := runner.Defaults()
+	cfg := scenario.Defaults()
 	var sc Scenario
 	var expect *Expect
 	for _, s := range settings {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/locktest/locktest/faults"
+	"github.com/locktest/locktest/history"
 	"github.com/locktest/locktest/impls"
 	"github.com/locktest/locktest/reports"
 )
@@ -21,6 +22,9 @@ type collider struct{}
 
 func (collider) Name() string        { return "fenced-none" }
 func (collider) Description() string { return "test fault" }
+func (collider) Traits() faults.Traits {
+	return faults.Traits{Aim: history.AimLock, Servers: faults.ServersUntouched}
+}
 func (collider) Applies(_ impls.Design, workload string) error {
 	if workload != "mutex" {
 		return errors.New("test fault for the mutex workload")

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/locktest/locktest/reports"
-	"github.com/locktest/locktest/runner"
+	"github.com/locktest/locktest/scenario"
 )
 
 // Files a suite's --out directory holds besides runs/.
@@ -190,7 +190,7 @@ func (r Report) Write(dir string) error {
 		}
 	}
 	if len(dirs)+len(sweepDirs) > 0 {
-		m, err := reports.Compare(append(dirs, sweepDirs...), runner.ComparedSettings(), false)
+		m, err := reports.Compare(append(dirs, sweepDirs...), scenario.ComparedSettings(), false)
 		if err == nil {
 			err = reports.WriteComparison(dir, m)
 			fmt.Fprintln(&md)

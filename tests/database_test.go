@@ -37,7 +37,7 @@ func TestDatabaseLocks(t *testing.T) {
 			t.Error("no release failed: every unlock found its lock, so no backend was mixed up")
 		}
 	}
-	runScenarios(t, []scenario{
+	runScenarios(t, []runCase{
 		{row: "database", impl: "postgres-advisory-pgbouncer", fault: "none", code: 1,
 			mutex: checker.Invalid, data: checker.Invalid,
 			check: releaseFailed},

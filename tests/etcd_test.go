@@ -27,7 +27,7 @@ var serverPauseArgs = []string{"--fault-target", "all", "--ttl", "2s", "--acquir
 // lock key, used as a fencing token by the resource or as the guard of an
 // etcd transaction, keeps the data safe.
 func TestEtcd(t *testing.T) {
-	cases := []scenario{
+	cases := []runCase{
 		{row: "row13", impl: "etcd", fault: "pause-holder", code: 1, mutex: checker.Invalid, data: checker.Invalid},
 		{row: "row13", impl: "etcd-fenced", fault: "pause-holder", code: 0, mutex: checker.Invalid, data: checker.Valid,
 			check: staleWritesRejected},

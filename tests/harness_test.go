@@ -205,9 +205,9 @@ func waitForFault(t *testing.T, path string) {
 	}
 }
 
-// scenario is one row of a table of runs: a design under a fault, the exit
+// runCase is one row of a table of runs: a design under a fault, the exit
 // code and verdicts it must give, and any further check of its history.
-type scenario struct {
+type runCase struct {
 	row, impl, fault string
 	args             []string // added to the base flags, overriding them
 	code             int
@@ -217,7 +217,7 @@ type scenario struct {
 
 // runScenarios runs each scenario as a subtest named row/impl/fault: the
 // counter workload, 5 clients, seed 1, a fault every 2 s, for duration.
-func runScenarios(t *testing.T, cases []scenario, duration string) {
+func runScenarios(t *testing.T, cases []runCase, duration string) {
 	for _, tc := range cases {
 		t.Run(fmt.Sprintf("%s/%s/%s", tc.row, tc.impl, tc.fault), func(t *testing.T) {
 			args := []string{"run", "--impl", tc.impl, "--workload", "counter", "--fault", tc.fault,

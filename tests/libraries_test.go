@@ -15,7 +15,7 @@ import (
 // the advisory lock has no lease, so the paused holder's connection keeps it
 // and nobody else gets in. Measured over seeds 1–5 (suites/libraries.yaml).
 func TestLibraries(t *testing.T) {
-	cases := []scenario{}
+	cases := []runCase{}
 	for _, tc := range []struct {
 		impl  string
 		pause checker.Verdict
@@ -30,8 +30,8 @@ func TestLibraries(t *testing.T) {
 			code = 1
 		}
 		cases = append(cases,
-			scenario{row: "libraries", impl: tc.impl, fault: "none", code: 0, mutex: checker.Valid, data: checker.Valid},
-			scenario{row: "libraries", impl: tc.impl, fault: "pause-holder", code: code, data: tc.pause})
+			runCase{row: "libraries", impl: tc.impl, fault: "none", code: 0, mutex: checker.Valid, data: checker.Valid},
+			runCase{row: "libraries", impl: tc.impl, fault: "pause-holder", code: code, data: tc.pause})
 	}
 	runScenarios(t, cases, "6s")
 }

@@ -36,7 +36,7 @@ const (
 // on real servers, one scenario per row, and checks the evidence that
 // makes each row what it is, not only the verdict.
 func TestRedisFamily(t *testing.T) {
-	cases := []scenario{
+	cases := []runCase{
 		{row: "row4", impl: "redis-del", fault: "pause-holder", code: 1, mutex: checker.Invalid, data: checker.Invalid,
 			check: func(t *testing.T, h runHistory, _ reports.Results) {
 				// The late holder's DEL removed a live holder's key, so two

@@ -8,7 +8,7 @@ import (
 
 	"github.com/locktest/locktest/history/historytest"
 	"github.com/locktest/locktest/reports"
-	"github.com/locktest/locktest/runner"
+	"github.com/locktest/locktest/scenario"
 )
 
 // TestAnalyzeLongHistory analyzes a synthetic history too long to draw
@@ -20,7 +20,7 @@ func TestAnalyzeLongHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, runner.ConfigFile), cfg, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, scenario.ConfigFile), cfg, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.Create(filepath.Join(dir, reports.HistoryFile))

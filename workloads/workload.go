@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/locktest/locktest/checker"
 	"github.com/locktest/locktest/clock"
 	"github.com/locktest/locktest/history"
 	"github.com/locktest/locktest/lock"
@@ -106,7 +105,7 @@ func (o *op) done(err error, set func(*history.Record)) {
 		r.Type = history.Info
 	}
 	if errors.Is(err, lock.ErrStale) {
-		r.Error = checker.RejectedError
+		r.Error = history.RejectedError
 	} else if err != nil {
 		r.Error = err.Error()
 	}

@@ -1,4 +1,4 @@
-package runner
+package scenario
 
 import (
 	"errors"
@@ -82,7 +82,7 @@ var Settings = []Setting{
 func (s Setting) Name() string {
 	f, ok := reflect.TypeFor[Config]().FieldByName(s.Field)
 	if !ok {
-		panic("runner.Settings: Config has no field " + s.Field)
+		panic("scenario.Settings: Config has no field " + s.Field)
 	}
 	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 	if name == "-" {
@@ -144,7 +144,7 @@ func (v Value) String() string {
 	case *[]string:
 		return strings.Join(*p, ",")
 	}
-	panic(fmt.Sprintf("runner.Value: unsupported field type %T", v.p))
+	panic(fmt.Sprintf("scenario.Value: unsupported field type %T", v.p))
 }
 
 // Set parses s into the field. A list is comma-separated.
@@ -186,7 +186,7 @@ func (v Value) Set(s string) error {
 			}
 		}
 	default:
-		panic(fmt.Sprintf("runner.Value: unsupported field type %T", v.p))
+		panic(fmt.Sprintf("scenario.Value: unsupported field type %T", v.p))
 	}
 	return nil
 }

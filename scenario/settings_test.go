@@ -1,4 +1,4 @@
-package runner
+package scenario
 
 import (
 	"reflect"
