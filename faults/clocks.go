@@ -44,7 +44,7 @@ func warnClockJump(name string) func(scenario.Config, Target) []string {
 	}
 }
 
-func (serverClock) Applies(d impls.Design, _ string) error {
+func (serverClock) Applies(d impls.Design, _ bool) error {
 	for bin := range d.Binaries {
 		if !libcClocks[bin] {
 			return fmt.Errorf("%s does not read its clock through libc, so the clock shim cannot move it (clock faults need redis-server or redis-sentinel)", bin)

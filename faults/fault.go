@@ -23,8 +23,9 @@ type Fault interface {
 	// it: judging its effect, warnings, sweeps and searches.
 	Traits() Traits
 	// Applies returns an error when the fault makes no sense for a design
-	// (e.g. failover without a primary), so the run is refused up front.
-	Applies(d impls.Design, workload string) error
+	// (e.g. failover without a primary) or a workload (resource: whether
+	// it writes a protected resource), so the run is refused up front.
+	Applies(d impls.Design, resource bool) error
 	// Run injects the fault on its schedule until ctx ends, then heals
 	// whatever is still active and returns.
 	Run(ctx context.Context, env *Env) error

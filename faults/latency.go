@@ -37,7 +37,7 @@ func warnLatency(c scenario.Config, t Target) []string {
 	}
 	return nil
 }
-func (latency) Applies(impls.Design, string) error { return nil }
+func (latency) Applies(impls.Design, bool) error { return nil }
 
 func (f latency) Run(ctx context.Context, env *Env) error {
 	return onLinks(ctx, env, f.Name(), func(l *cluster.Link) error {

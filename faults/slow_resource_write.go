@@ -10,7 +10,6 @@ import (
 	"github.com/locktest/locktest/history"
 	"github.com/locktest/locktest/impls"
 	"github.com/locktest/locktest/scenario"
-	"github.com/locktest/locktest/workloads"
 )
 
 func init() { Register(slowResourceWrite{}) }
@@ -56,12 +55,12 @@ func (slowResourceWrite) Traits() Traits {
 		}}
 }
 
-func (slowResourceWrite) Applies(d impls.Design, workload string) error {
+func (slowResourceWrite) Applies(d impls.Design, resource bool) error {
 	if d.GuardsWrites {
 		return fmt.Errorf("%s keeps the protected data in its own servers: there is no resource link to delay", d.Name)
 	}
-	if w, err := workloads.Lookup(workload); err == nil && !w.NeedsResource {
-		return fmt.Errorf("workload %s has no resource to write to (use counter)", workload)
+	if !resource {
+		return fmt.Errorf("the workload has no resource to write to (use counter)")
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/locktest/locktest/faults"
 	"github.com/locktest/locktest/impls"
 	"github.com/locktest/locktest/scenario"
+	"github.com/locktest/locktest/workloads"
 )
 
 // Cell is one design × fault of a suite's matrix.
@@ -165,7 +166,7 @@ func (p parser) matrix(kv pair, defaults []pair) ([]matrixCell, []pair, error) {
 		design, _ := impls.Lookup(dn.Value)
 		for _, fn := range faultNames {
 			fault, _ := faults.Lookup(fn.Value)
-			if fault.Applies(design, cfg.Workload) == nil {
+			if fault.Applies(design, writesResource(cfg.Workload)) == nil {
 				applies[fn.Value] = true
 				cells = append(cells, matrixCell{Cell: Cell{Design: dn.Value, Fault: fn.Value}, design: dn, fault: fn})
 			}
@@ -211,4 +212,12 @@ func (p parser) matrixNames(kv pair, all []string, lookup func(string) error) ([
 		out = append(out, &yaml.Node{Kind: yaml.ScalarNode, Value: name, Line: at.Line, Column: at.Column})
 	}
 	return out, nil
+}
+
+// writesResource reports whether the named workload writes a protected
+// resource, as a fault's Applies asks; an unknown workload is refused
+// elsewhere.
+func writesResource(workload string) bool {
+	w, err := workloads.Lookup(workload)
+	return err == nil && w.NeedsResource
 }

@@ -138,10 +138,10 @@ func TestEveryFaultRuns(t *testing.T) {
 			// which may rightly lose updates under it: then only the run
 			// itself is checked, not its verdict.
 			impl, want := "redis-single-fenced", []int{0}
-			if d, _ := impls.Lookup(impl); f.Applies(d, "counter") != nil {
+			if d, _ := impls.Lookup(impl); f.Applies(d, true) != nil {
 				impl, want = "", []int{0, 1}
 				for _, d := range impls.All() {
-					if f.Applies(d, "counter") == nil {
+					if f.Applies(d, true) == nil {
 						impl = d.Name
 						break
 					}
