@@ -14,7 +14,7 @@ import (
 // updates, and the violating ops with the fault active at the time.
 func Summary(w io.Writer, r Results) {
 	m, c := r.Metrics, r.Checks
-	ms := func(t int64) string { return fmt.Sprintf("%.3fs", float64(t-c.Start)/1e9) }
+	ms := func(t int64) string { return checker.Seconds(t, c.Start) }
 	fmt.Fprintf(w, "scenario  %s  (seed %d, %d clients)\n", r.Scenario, r.Seed, r.Clients)
 	fmt.Fprintf(w, "ops       acquire ok %d / fail %d / info %d   release ok %d / fail %d / info %d\n",
 		m.Acquires.OK, m.Acquires.Fail, m.Acquires.Info, m.Releases.OK, m.Releases.Fail, m.Releases.Info)

@@ -3,6 +3,7 @@ package reports
 import (
 	"bytes"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -48,5 +49,39 @@ func TestFaultEffectsShown(t *testing.T) {
 				t.Errorf("report.html lacks the effect of fault %d", i)
 			}
 		}
+	}
+}
+
+// TestViolationTimesShareOpsOrigin: a violation's times count from the
+// same zero as the ops listed under it, even when the history starts well
+// before its first op (the coordinator's run-start mark, clients that
+// begin late).
+func TestViolationTimesShareOpsOrigin(t *testing.T) {
+	recs := append([]history.Record{{Process: history.NemesisProcess, Type: history.RunStart, Asked: 8e9, Time: 100 * 1e6}},
+		hist(hop{0, history.FAcquire, 1000, 1100, history.OK, ""}, hop{1, history.FAcquire, 1500, 1600, history.OK, ""},
+			hop{0, history.FRelease, 2000, 2050, history.OK, ""})...)
+	var r Results
+	r.Verdict, r.DecidedBy, r.Dir = checker.Invalid, checker.MutexCheck, t.TempDir()
+	r.Checks = checker.Check(recs, checker.Options{})
+	if len(r.Checks.Mutex.Violations) != 1 {
+		t.Fatalf("want one violation, got %+v", r.Checks.Mutex.Violations)
+	}
+	var sum bytes.Buffer
+	Summary(&sum, r)
+	believed := regexp.MustCompile(`c0 believed it held "lock-0" from (\S+) to (\S+) while`).FindStringSubmatch(sum.String())
+	if believed == nil {
+		t.Fatalf("no violation line in the summary:\n%s", sum.String())
+	}
+	acquired := regexp.MustCompile(`op #\d+ c0 acquire ok \[\S+ → (\S+)\]`).FindStringSubmatch(sum.String())
+	released := regexp.MustCompile(`op #\d+ c0 release ok \[(\S+) → \S+\]`).FindStringSubmatch(sum.String())
+	if acquired == nil || released == nil {
+		t.Fatalf("the violation's ops are not listed:\n%s", sum.String())
+	}
+	if believed[1] != acquired[1] || believed[2] != released[1] || believed[1] != "1.000s" {
+		t.Errorf("c0 believed it held the lock from %s to %s, but its acquire returned at %s and its release was called at %s "+
+			"(want 1.000s: 1100 ms into a history that starts at 100 ms):\n%s", believed[1], believed[2], acquired[1], released[1], sum.String())
+	}
+	if first := r.Checks.Mutex.FirstViolationS; first == nil || fmt.Sprintf("%.3fs", *first) != "1.500s" {
+		t.Errorf("first violation at %v s, want 1.500 (c1's acquire returned at 1600 ms)", first)
 	}
 }
