@@ -393,12 +393,37 @@ func (r *run) execute(ctx context.Context) (bool, error) {
 }
 
 func (r *run) faultEnv(servers []*cluster.Node) *faults.Env {
+	// A strike's heal restarted something when the servers have started
+	// more often, or the clients run as other workers, at its stop than at
+	// its start. Only then does its stop say when the heal began: the rest
+	// is a restart's own time, which the summary reports as such (a paused
+	// process's heal, however slow on a loaded machine, restarts nothing).
+	var mu sync.Mutex
+	atStart := map[[2]string][]any{}
+	running := func() []any {
+		var out []any
+		for _, n := range servers {
+			out = append(out, n.Starts())
+		}
+		for i := range r.cfg.Clients {
+			out = append(out, r.worker(i))
+		}
+		return out
+	}
 	event := func(t history.Type, fault, target, moment string, asked, healing time.Duration) {
 		now := clock.Mono()
 		var healStart int64
-		if healing >= time.Millisecond { // a heal that took time: a restart
-			healStart = now - int64(healing)
+		mu.Lock()
+		switch k := [2]string{fault, target}; t {
+		case history.FaultStart:
+			atStart[k] = running()
+		case history.FaultStop:
+			if before, ok := atStart[k]; ok && healing > 0 && !slices.Equal(before, running()) {
+				healStart = now - int64(healing)
+			}
+			delete(atStart, k)
 		}
+		mu.Unlock()
 		r.hist.Append(history.Record{Process: history.NemesisProcess, Type: t, F: "fault",
 			Fault: fault, Target: target, Moment: moment, Asked: int64(asked), HealStart: healStart, Time: now})
 		r.log.Info(string(t), "fault", fault, "target", target, "moment", moment)
