@@ -82,7 +82,7 @@ func newPage(r Results, plots []plotFile) page {
 	for i, f := range r.Checks.Faults {
 		row := faultRow{Fault: f, LastedMs: float64(f.Stop-f.Start) / 1e6, NextAcquire: "—"}
 		if i < len(r.Metrics.Recoveries) {
-			row.NextAcquire = recoveryText(r.Metrics.Recoveries[i], r)
+			row.NextAcquire = recoveryText(r.Metrics.Recoveries[i])
 		}
 		if i < len(r.Checks.Efficacy) {
 			row.Effect = &r.Checks.Efficacy[i]

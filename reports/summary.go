@@ -38,7 +38,7 @@ func Summary(w io.Writer, r Results) {
 	if len(m.Recoveries) > 0 {
 		var rs []string
 		for _, rec := range m.Recoveries {
-			rs = append(rs, fmt.Sprintf("%s on %s %s", rec.Fault, rec.Target, recoveryText(rec, r)))
+			rs = append(rs, fmt.Sprintf("%s on %s %s", rec.Fault, rec.Target, recoveryText(rec)))
 		}
 		fmt.Fprintf(w, "recovery  next acquire by another client after each fault began: %s\n", strings.Join(limit(rs, 4), "; "))
 	}
@@ -135,10 +135,13 @@ func limit(s []string, n int) []string {
 // acquired the lock: "350 ms later", or, when none did, "never" bounded by
 // what was seen: a fault just before the end says little, one long before
 // it says the lock did not come back.
-func recoveryText(rec checker.Recovery, r Results) string {
-	if rec.NextAcquireMs != nil {
+func recoveryText(rec checker.Recovery) string {
+	switch {
+	case rec.NextAcquireMs != nil:
 		return fmt.Sprintf("%.0f ms later", *rec.NextAcquireMs)
+	case rec.WatchedMs < 50:
+		return "never: the run ended as the fault began"
+	default:
+		return fmt.Sprintf("never in the %.1f s the run went on", rec.WatchedMs/1e3)
 	}
-	end := r.Checks.Start + int64(r.Metrics.SpanSeconds*1e9)
-	return fmt.Sprintf("never in the %.1f s the run went on", float64(end-rec.Start)/1e9)
 }

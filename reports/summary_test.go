@@ -85,3 +85,38 @@ func TestViolationTimesShareOpsOrigin(t *testing.T) {
 		t.Errorf("first violation at %v s, want 1.500 (c1's acquire returned at 1600 ms)", first)
 	}
 }
+
+// TestRecoveryNeverBounded: a fault no client recovered from is bounded by
+// how long the clients went on after it, counted from the fault (never
+// negative, even when the history starts long before its first op), and
+// one at the very end says the run ended.
+func TestRecoveryNeverBounded(t *testing.T) {
+	recs := append([]history.Record{{Process: history.NemesisProcess, Type: history.RunStart, Asked: 3e9, Time: 0}},
+		hist(hop{0, history.FAcquire, 1000, 1100, history.OK, ""}, hop{0, history.FRelease, 1200, 1300, history.OK, ""},
+			hop{0, history.FAcquire, 1400, 1500, history.OK, ""}, hop{0, history.FRelease, 1900, 2000, history.OK, ""})...)
+	strike := func(at, until int64) []history.Record {
+		return []history.Record{
+			{Process: history.NemesisProcess, Type: history.FaultStart, F: "fault", Fault: "pause-client", Target: "c1", Time: at * 1e6},
+			{Process: history.NemesisProcess, Type: history.FaultStop, F: "fault", Fault: "pause-client", Target: "c1", Time: until * 1e6},
+		}
+	}
+	for _, tc := range []struct {
+		at   int64
+		want string
+	}{
+		{1600, "pause-client on c1 never in the 0.4 s the run went on"},
+		{1990, "pause-client on c1 never: the run ended as the fault began"},
+		{2500, "pause-client on c1 never: the run ended as the fault began"},
+	} {
+		all := append(append([]history.Record{}, recs...), strike(tc.at, tc.at+100)...)
+		var r Results
+		r.Verdict, r.Dir = checker.Valid, t.TempDir()
+		r.Checks = checker.Check(all, checker.Options{})
+		r.Metrics = checker.Measure(all)
+		var sum bytes.Buffer
+		Summary(&sum, r)
+		if !strings.Contains(sum.String(), tc.want) {
+			t.Errorf("fault at %d ms: the summary lacks %q:\n%s", tc.at, tc.want, sum.String())
+		}
+	}
+}
