@@ -95,6 +95,14 @@ func newPage(r Results, plots []plotFile) page {
 
 // Headline says the verdict in one sentence a reader can act on.
 func Headline(r Results) string {
+	h := headline(r)
+	if r.Unexercised() {
+		h += " But no fault took effect: the run never created the conditions it tests."
+	}
+	return h
+}
+
+func headline(r Results) string {
 	c := r.Checks
 	mutexBroken := c.Mutex.Verdict == checker.Invalid
 	switch {

@@ -87,10 +87,28 @@ func Summary(w io.Writer, r Results) {
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note      %s\n", n)
 	}
-	fmt.Fprintf(w, "verdict   %s  (the %s check decides for workload %s)\n", strings.ToUpper(string(r.Verdict)),
-		r.DecidedBy, r.Workload)
+	verdict := strings.ToUpper(string(r.Verdict))
+	if r.Unexercised() {
+		verdict += " (but no fault took effect)"
+	}
+	fmt.Fprintf(w, "verdict   %s  (the %s check decides for workload %s)\n", verdict, r.DecidedBy, r.Workload)
 	fmt.Fprintf(w, "run dir   %s\n", r.Dir)
 	fmt.Fprintf(w, "report    %s\n", filepath.Join(r.Dir, ReportFile))
+}
+
+// Unexercised: the run is valid, and had faults, none of which took
+// effect: the verdict says the lock held up under conditions the run never
+// created, which a reader of the verdict alone must be told.
+func (r Results) Unexercised() bool {
+	if r.Verdict != checker.Valid || len(r.Checks.Efficacy) == 0 {
+		return false
+	}
+	for _, e := range r.Checks.Efficacy {
+		if e.Kind == checker.Effective {
+			return false
+		}
+	}
+	return true
 }
 
 // efficacy prints whether each fault took effect: a valid verdict after

@@ -120,3 +120,41 @@ func TestRecoveryNeverBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestUnexercisedVerdict: a valid run whose every fault had no effect
+// says so on its verdict line and in its headline; one fault that took
+// effect, an invalid verdict or a run without faults say nothing of it.
+func TestUnexercisedVerdict(t *testing.T) {
+	effects := func(kinds ...checker.EffectKind) []checker.FaultEffect {
+		var out []checker.FaultEffect
+		for i, k := range kinds {
+			out = append(out, checker.FaultEffect{Fault: "pause-holder", Target: fmt.Sprintf("c%d", i), Kind: k,
+				Effective: k == checker.Effective, Reason: "why"})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name    string
+		verdict checker.Verdict
+		effects []checker.FaultEffect
+		said    bool
+	}{
+		{"no strike took effect", checker.Valid, effects(checker.NoEffect, checker.Disturbed), true},
+		{"one took effect", checker.Valid, effects(checker.NoEffect, checker.Effective), false},
+		{"invalid", checker.Invalid, effects(checker.NoEffect), false},
+		{"no faults", checker.Valid, nil, false},
+	} {
+		var r Results
+		r.Verdict, r.DecidedBy, r.Workload, r.Dir = tc.verdict, checker.MutexCheck, "lock", t.TempDir()
+		r.Checks.Efficacy = tc.effects
+		var sum bytes.Buffer
+		Summary(&sum, r)
+		line := regexp.MustCompile(`(?m)^verdict .*$`).FindString(sum.String())
+		if said := strings.Contains(line, "(but no fault took effect)"); said != tc.said {
+			t.Errorf("%s: verdict line %q", tc.name, line)
+		}
+		if said := strings.Contains(Headline(r), "no fault took effect"); said != tc.said {
+			t.Errorf("%s: headline %q", tc.name, Headline(r))
+		}
+	}
+}
