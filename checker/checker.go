@@ -66,6 +66,7 @@ type Result struct {
 
 	model   porcupine.Model
 	viz     []segment // what the visualization draws
+	start   int64     // the history's start: the origin of the times it shows
 	timeout time.Duration
 }
 
@@ -126,9 +127,9 @@ func Check(recs []history.Record, opt Options) Report {
 	if opt.Whole {
 		lockCut, counterCut = whole, whole
 	}
-	rep.Mutex = run(MutexCheck, mutexModel, segmentsOf(lockOps, lockCut), opt.Timeout)
-	rep.Mutex.Violations = overlaps(ops, faults, opt.MaxViolations)
-	rep.Resource = run(ResourceCheck, counterModel, segmentsOf(counterOps, counterCut), opt.Timeout)
+	rep.Mutex = run(MutexCheck, mutexModel, segmentsOf(lockOps, lockCut), start, opt.Timeout)
+	rep.Mutex.Violations = overlaps(ops, faults, start, opt.MaxViolations)
+	rep.Resource = run(ResourceCheck, counterModel, segmentsOf(counterOps, counterCut), start, opt.Timeout)
 	rep.Stats = resourceStats(ops)
 	rep.Resource.Violations = lostUpdates(ops, faults, rep.Stats, opt.MaxViolations)
 	explainUnnamed(&rep.Mutex, "the mutex model found no legal order of the lock operations (see the visualization)")
@@ -222,13 +223,13 @@ func byKey(count map[string]int) ([][]porcupine.Operation, map[string]int) {
 
 // run checks the segments of one model and picks what its visualization
 // draws.
-func run(name string, m porcupine.NondeterministicModel, segs []segment, timeout time.Duration) Result {
+func run(name string, m porcupine.NondeterministicModel, segs []segment, start int64, timeout time.Duration) Result {
 	model := segmented(m)
 	ops := 0
 	for _, s := range segs {
 		ops += len(s.ops)
 	}
-	r := Result{Check: name, Ops: ops, Verdict: Valid, model: model, timeout: timeout}
+	r := Result{Check: name, Ops: ops, Verdict: Valid, model: model, start: start, timeout: timeout}
 	var failing []segment
 	for i, res := range checkSegments(model, segs, timeout) {
 		switch {

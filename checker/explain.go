@@ -129,7 +129,7 @@ func holds(ops []history.Op) []hold {
 // overlaps names the holds during which other clients also believed they
 // held the same lock: one violation per stale hold, listing the clients
 // that acquired the lock while it lasted.
-func overlaps(ops []history.Op, faults []history.Fault, limit int) []Violation {
+func overlaps(ops []history.Op, faults []history.Fault, start int64, limit int) []Violation {
 	hs := holds(ops)
 	var out []Violation
 	for i, a := range hs {
@@ -154,7 +154,7 @@ func overlaps(ops []history.Op, faults []history.Fault, limit int) []Violation {
 			}
 		}
 		v.Summary = fmt.Sprintf("c%d believed it held %q from %s to %s while %d other client(s) acquired it %d time(s)",
-			a.acquire.Process, a.acquire.Key, secs(a.from, ops), secs(a.to, ops), len(procs), len(others))
+			a.acquire.Process, a.acquire.Key, Seconds(a.from, start), Seconds(a.to, start), len(procs), len(others))
 		out = append(out, v)
 		if len(out) >= limit {
 			break
@@ -163,13 +163,10 @@ func overlaps(ops []history.Op, faults []history.Fault, limit int) []Violation {
 	return out
 }
 
-// secs formats t relative to the first op, for summaries.
-func secs(t int64, ops []history.Op) string {
-	if len(ops) == 0 {
-		return "?"
-	}
-	return fmt.Sprintf("%.3fs", float64(t-ops[0].Call)/1e9)
-}
+// Seconds formats history time t as seconds since start, the history's
+// first record: the one origin of every time a summary, report, plot or
+// visualization shows, so that a violation's times and its ops' agree.
+func Seconds(t, start int64) string { return fmt.Sprintf("%.3fs", float64(t-start)/1e9) }
 
 func resourceStats(ops []history.Op) ResourceStats {
 	var s ResourceStats

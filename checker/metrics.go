@@ -34,6 +34,10 @@ type Recovery struct {
 	Target        string   `json:"target"`
 	Start         int64    `json:"start"`
 	NextAcquireMs *float64 `json:"next_acquire_ms"`
+	// WatchedMs is how long the clients went on after the fault began (to
+	// the last op's completion; 0 when none came after): how much a
+	// recovery that never came was given.
+	WatchedMs float64 `json:"watched_ms"`
 }
 
 // Metrics are the liveness and cost figures of a run, beside safety.
@@ -87,7 +91,7 @@ func Measure(recs []history.Record) Metrics {
 		m.CommandsPerAcquisition = float64(cmds) / float64(m.Acquires.OK)
 	}
 	for _, f := range history.Faults(recs) {
-		r := Recovery{Fault: f.Name, Target: f.Target, Start: f.Start}
+		r := Recovery{Fault: f.Name, Target: f.Target, Start: f.Start, WatchedMs: max(0, float64(last-f.Start)/1e6)}
 		target := targetClient(f.Target)
 		for _, op := range ops {
 			if op.F == history.FAcquire && op.Outcome == history.OK && op.Return > f.Start && op.Process != target {

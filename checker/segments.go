@@ -1,7 +1,7 @@
 package checker
 
 import (
-	"fmt"
+	"html"
 	"math"
 	"runtime"
 	"sort"
@@ -62,12 +62,9 @@ func segmented(m porcupine.NondeterministicModel) porcupine.Model {
 		}
 		return describeOp(input, output)
 	}
-	m.DescribeOperationMetadata = func(info any) string {
-		if op, ok := info.(*history.Op); ok {
-			return fmt.Sprintf("record #%d %s", op.InvokeIndex, op.Error)
-		}
-		return "state known from the stretch before (the history is checked in stretches)"
-	}
+	// Porcupine's page inserts state descriptions as HTML (operation
+	// descriptions as text): escaped, whatever a model puts in them.
+	m.DescribeState = func(state any) string { return html.EscapeString(describeState(state)) }
 	return m.ToModel()
 }
 

@@ -2,6 +2,7 @@ package checker
 
 import (
 	"fmt"
+	"html"
 	"os"
 
 	"github.com/anishathalye/porcupine"
@@ -68,7 +69,8 @@ func detach(segs []segment) []segment {
 
 // WriteVisualization writes porcupine's interactive HTML for this check:
 // the picked segments, re-checked to find their (partial) linearizations,
-// with the faults of their time span annotated.
+// with the faults of their time span annotated. Times on the page count
+// from the history's start, as in the summary, the report and the plots.
 func (r Result) WriteVisualization(path string, faults []history.Fault) error {
 	if r.model.Init == nil {
 		return fmt.Errorf("no %s check to visualize", r.Check)
@@ -76,7 +78,7 @@ func (r Result) WriteVisualization(path string, faults []history.Fault) error {
 	var parts [][]porcupine.Operation
 	from, to := int64(history.Never), int64(0)
 	for _, s := range r.viz {
-		ops := s.withStart()
+		ops := shifted(s.withStart(), r.start)
 		parts = append(parts, ops)
 		for _, op := range ops {
 			from, to = min(from, op.Call), max(to, op.Call)
@@ -87,6 +89,7 @@ func (r Result) WriteVisualization(path string, faults []history.Fault) error {
 	}
 	model := r.model
 	model.Partition = func([]porcupine.Operation) [][]porcupine.Operation { return parts }
+	model.DescribeOperationMetadata = func(info any) string { return opMetadata(info, r.start) }
 	// The segments are already cut: Partition hands them over as they are.
 	_, info := porcupine.CheckOperationsVerbose(model, nil, r.timeout)
 	if from > to {
@@ -94,9 +97,11 @@ func (r Result) WriteVisualization(path string, faults []history.Fault) error {
 	}
 	var notes []porcupine.Annotation
 	for _, f := range faults {
+		f.Start, f.Stop = f.Start-r.start, f.Stop-r.start
 		if r.Visualized != "" && (f.Stop < from || f.Start > to) {
 			continue // outside what is drawn
 		}
+		// The page shows annotations as text: not escaped.
 		notes = append(notes, porcupine.Annotation{
 			Tag: "faults", Start: f.Start, End: f.Stop,
 			Description: f.Name, Details: f.Name + " on " + f.Target,
@@ -117,4 +122,37 @@ func (r Result) WriteVisualization(path string, faults []history.Fault) error {
 		return fmt.Errorf("write visualization: %w", err)
 	}
 	return f.Close()
+}
+
+// shifted copies ops with their times counted from start, so that the
+// page's call and return times (nanoseconds) read as the summary's.
+func shifted(ops []porcupine.Operation, start int64) []porcupine.Operation {
+	out := make([]porcupine.Operation, len(ops))
+	for i, op := range ops {
+		op.Call -= start
+		if op.Return != history.Never {
+			op.Return -= start
+		}
+		out[i] = op
+	}
+	return out
+}
+
+// opMetadata is an op's text in the page's tooltip, which porcupine
+// inserts as HTML: all of it is escaped, for a client's error (and a
+// config's key) can be any text, markup included.
+func opMetadata(info any, start int64) string {
+	op, ok := info.(*history.Op)
+	if !ok {
+		return "state known from the stretch before (the history is checked in stretches)"
+	}
+	s := fmt.Sprintf("record #%d: c%d %s %q %s, called at %s", op.InvokeIndex, op.Process, op.F, op.Key, op.Outcome,
+		Seconds(op.Call, start))
+	if op.Return != history.Never {
+		s += ", returned at " + Seconds(op.Return, start)
+	}
+	if op.Error != "" {
+		s += ": " + op.Error
+	}
+	return html.EscapeString(s)
 }

@@ -19,7 +19,10 @@ their verdicts and lost updates, each run's files (report.html, plots,
 results.json, history), the designs × faults comparison of the checked runs
 (rendered on request; nothing is written), and a page that follows a run
 in progress, reloading every 2 s until its verdict is in. Listens on
-127.0.0.1 only unless --addr says otherwise. Ctrl-C stops it (exit 130).`
+127.0.0.1 only unless --addr says otherwise; on a loopback address it
+answers only requests addressed to it (or to localhost on its port), so
+that no other web site can reach the store through a browser. Ctrl-C
+stops it (exit 130).`
 
 func serveCommand() *cobra.Command {
 	var addr string
@@ -60,6 +63,7 @@ func serveStore(ctx context.Context, paths []string, addr string, stderr io.Writ
 		fmt.Fprintf(stderr, "locktest serve: --addr: %v\n", err)
 		return exitBadArgs
 	}
+	srv.Bind(ln.Addr())
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()

@@ -1,11 +1,15 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -49,5 +53,40 @@ func TestServeArgs(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "on http://127.0.0.1:") {
 		t.Errorf("serve did not say where it listens: %q", stderr.String())
+	}
+}
+
+// TestServeChecksHost: serve on loopback refuses a request that names
+// another host (DNS rebinding) with 421, and answers its own address.
+func TestServeChecksHost(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r, w := io.Pipe()
+	code := make(chan int, 1)
+	go func() {
+		code <- serveStore(ctx, []string{t.TempDir()}, "127.0.0.1:0", w)
+		w.Close()
+	}()
+	line, err := bufio.NewReader(r).ReadString('\n')
+	m := regexp.MustCompile(`on http://(127\.0\.0\.1:\d+)/`).FindStringSubmatch(line)
+	if m == nil {
+		t.Fatalf("serve said %q (%v), want its address", line, err)
+	}
+	go io.Copy(io.Discard, r)
+	for host, want := range map[string]int{m[1]: http.StatusOK, "rebound.example": http.StatusMisdirectedRequest} {
+		req, _ := http.NewRequest("GET", "http://"+m[1]+"/", nil)
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("Host %s: %s, want %d", host, resp.Status, want)
+		}
+	}
+	cancel()
+	if c := <-code; c != exitInterrupted {
+		t.Errorf("exit %d, want %d", c, exitInterrupted)
 	}
 }

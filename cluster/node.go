@@ -35,6 +35,10 @@ type Node struct {
 	// roleOf, when set, asks the servers for the node's role each time:
 	// for a cluster that elects its own leader (etcd), not the harness.
 	roleOf func(*Node) string
+	// starts counts the times the node started, read without waiting for
+	// a start under way: a fault's heal that restarted it shows as a
+	// change.
+	starts atomic.Int64
 
 	mu   sync.Mutex
 	role string
@@ -131,12 +135,17 @@ func (n *Node) Start(ctx context.Context) error {
 		return err
 	}
 	n.proc = p
+	n.starts.Add(1)
 	if err := waitReady(ctx, p, n.Addr(), n.ready); err != nil {
 		_ = p.Kill()
 		return fmt.Errorf("%s did not become ready (see %s): %w", n.Name, n.log.Name(), err)
 	}
 	return nil
 }
+
+// Starts is how many times the node's server was started (restarts
+// included).
+func (n *Node) Starts() int64 { return n.starts.Load() }
 
 // Kill kills the node's process (continuing it first if paused).
 func (n *Node) Kill() error {

@@ -532,6 +532,9 @@ func (m Matrix) Markdown(w io.Writer) {
 			return "—"
 		}
 		lines := c.Lines()
+		for i, l := range lines {
+			lines[i] = mdText(l)
+		}
 		lines[0] = outcomeMark[c.Outcome] + " **" + lines[0] + "**"
 		return strings.Join(lines, "<br>")
 	})
@@ -539,28 +542,69 @@ func (m Matrix) Markdown(w io.Writer) {
 	var repro []string
 	for _, c := range m.Cells {
 		if c.Outcome != Safe {
-			repro = append(repro, fmt.Sprintf("- %s under %s (%s): `%s`", c.Design, c.Column(), c.Outcome, c.Command))
+			repro = append(repro, fmt.Sprintf("- %s under %s (%s): %s", mdText(c.Design), mdText(c.Column().String()), c.Outcome,
+				mdCode(c.Command)))
 		}
 	}
 	if len(repro) > 0 {
 		fmt.Fprintf(w, "\nReproduce:\n\n%s\n", strings.Join(repro, "\n"))
 	}
 	for _, n := range m.Notes {
-		fmt.Fprintf(w, "\n> %s\n", n)
+		fmt.Fprintf(w, "\n> %s\n", mdText(n))
 	}
 }
 
 // markdownTable writes a designs × columns table, each cell as cell says
-// (Markdown, one line).
+// (Markdown, one line, its texts escaped by mdText); the designs and heads
+// are escaped here.
 func markdownTable(w io.Writer, designs, heads []string, cell func(design string, column int) string) {
-	fmt.Fprintf(w, "| design \\ fault | %s |\n|---|%s\n", strings.Join(heads, " | "), strings.Repeat("---|", len(heads)))
+	escaped := make([]string, len(heads))
+	for i, h := range heads {
+		escaped[i] = mdText(h)
+	}
+	fmt.Fprintf(w, "| design \\ fault | %s |\n|---|%s\n", strings.Join(escaped, " | "), strings.Repeat("---|", len(heads)))
 	for _, d := range designs {
-		fmt.Fprintf(w, "| **%s** |", d)
+		fmt.Fprintf(w, "| **%s** |", mdText(d))
 		for i := range heads {
 			fmt.Fprintf(w, " %s |", cell(d, i))
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+// mdSpecial replaces what Markdown (GitHub's included) reads as markup
+// or raw HTML, and the newlines that would end a table row: names, notes
+// and settings come from configs and histories, and a job summary renders
+// raw HTML.
+var mdSpecial = func() *strings.Replacer {
+	var pairs []string
+	for _, c := range "\\`*_[]|<>&~" {
+		pairs = append(pairs, string(c), "\\"+string(c))
+	}
+	return strings.NewReplacer(append(pairs, "\r\n", " ", "\n", " ", "\r", " ")...)
+}()
+
+// mdText is s as literal Markdown text.
+func mdText(s string) string { return mdSpecial.Replace(s) }
+
+// mdCode is s as a Markdown code span, whose text is literal: fenced by
+// more backticks than s has in a row, on one line.
+func mdCode(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	run, longest := 0, 0
+	for _, c := range s {
+		if c == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", longest+1)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		s = " " + s + " "
+	}
+	return fence + s + fence
 }
 
 // Files written by WriteComparison.

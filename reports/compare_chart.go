@@ -271,13 +271,15 @@ func (p comparePage) Sweep(design string, col EnvelopeColumn) *envelopeCell {
 }
 
 // link is target relative to the page's directory when it can be, so
-// that the page and what it links to can be moved together.
+// that the page and what it links to can be moved together. The path is
+// URL-escaped: a directory named like "javascript:x" stays a relative
+// path, not a scheme the page would trust.
 func (p comparePage) link(target string) template.URL {
 	if abs, err := filepath.Abs(target); err == nil {
 		target = abs
 	}
 	if rel, err := filepath.Rel(p.dir, target); err == nil {
-		return template.URL(filepath.ToSlash(rel))
+		return template.URL((&url.URL{Path: filepath.ToSlash(rel)}).String())
 	}
 	return template.URL((&url.URL{Scheme: "file", Path: target}).String())
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"html"
 	"image/png"
 	"math"
 	"os"
@@ -11,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/russross/blackfriday/v2"
 
 	"github.com/locktest/locktest/checker"
 )
@@ -278,5 +281,48 @@ func TestComparisonChartShownAtSize(t *testing.T) {
 	tile := widthPx(chartStyle(chartSmall, false), "1/1 runs unsafe")
 	if float64(img.Width)/pngScale < label+2*tile {
 		t.Errorf("chart %d px wide at %dx: too narrow for a %.0f px label and two %.0f px tiles", img.Width, pngScale, label, tile)
+	}
+}
+
+// TestMarkdownEscapesNames renders compare.md with a Markdown renderer that
+// passes raw HTML through, as a CI job summary does, from runs whose names
+// and command carry markup: it stays text, and the table keeps its shape.
+func TestMarkdownEscapesNames(t *testing.T) {
+	const markup = `<img src=x onerror=alert(1)>`
+	hostile := run(markup+"|*x*", "pause-holder", checker.Invalid, 1, ptr(1), 10)
+	hostile.Command = "locktest run --impl '" + markup + "' `x` ``y``"
+	m := NewMatrix([]Results{hostile, run("redis-single", "pause-holder", checker.Valid, 0, nil, 10)}, testSettings)
+	var md bytes.Buffer
+	m.Markdown(&md)
+	page := string(blackfriday.Run(md.Bytes()))
+	if strings.Contains(page, "<img") || strings.Contains(page, "<em>") {
+		t.Errorf("the design's name renders as markup:\n%s\nfrom\n%s", page, md.String())
+	}
+	if !strings.Contains(page, html.EscapeString(markup+"|*x*")) {
+		t.Errorf("the design's name is not shown as text:\n%s\nfrom\n%s", page, md.String())
+	}
+	if !strings.Contains(page, "<code>"+strings.NewReplacer("<", "&lt;", ">", "&gt;").Replace(hostile.Command)+"</code>") {
+		t.Errorf("the command is not one code span:\n%s\nfrom\n%s", page, md.String())
+	}
+	if rows := strings.Count(page, "<tr>"); rows != 3 {
+		t.Errorf("the table has %d rows, want 3 (head and two designs):\n%s", rows, page)
+	}
+	if cells := strings.Count(page, "<td>"); cells != 4 {
+		t.Errorf("the table has %d cells, want 4 (two designs × design and one fault):\n%s", cells, page)
+	}
+}
+
+// TestCompareLinkStaysRelative: a run directory whose name looks like a
+// URL scheme is linked as a relative path, not as a script URL.
+func TestCompareLinkStaysRelative(t *testing.T) {
+	p := comparePage{dir: "/store"}
+	for target, want := range map[string]string{
+		"/store/javascript:alert(1)/report.html": "./javascript:alert%281%29/report.html",
+		"/store/a b/report.html":                 "a%20b/report.html",
+		"/elsewhere/x/report.html":               "../elsewhere/x/report.html",
+	} {
+		if got := string(p.link(target)); got != want {
+			t.Errorf("link(%q) = %q, want %q", target, got, want)
+		}
 	}
 }

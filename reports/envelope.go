@@ -322,11 +322,11 @@ func (t Envelopes) Markdown(w io.Writer) {
 			return "—"
 		}
 		head, detail := e.Survived()
-		return fmt.Sprintf("%s **%s**<br>%s", outcomeMark[e.outcome()], head, detail)
+		return fmt.Sprintf("%s **%s**<br>%s", outcomeMark[e.outcome()], mdText(head), mdText(detail))
 	})
 	fmt.Fprintln(w, "\n"+envelopeLegend)
 	for _, n := range t.Notes {
-		fmt.Fprintf(w, "\n> %s\n", n)
+		fmt.Fprintf(w, "\n> %s\n", mdText(n))
 	}
 	fmt.Fprintln(w)
 }

@@ -82,7 +82,7 @@ func newPage(r Results, plots []plotFile) page {
 	for i, f := range r.Checks.Faults {
 		row := faultRow{Fault: f, LastedMs: float64(f.Stop-f.Start) / 1e6, NextAcquire: "—"}
 		if i < len(r.Metrics.Recoveries) {
-			row.NextAcquire = recoveryText(r.Metrics.Recoveries[i], r)
+			row.NextAcquire = recoveryText(r.Metrics.Recoveries[i])
 		}
 		if i < len(r.Checks.Efficacy) {
 			row.Effect = &r.Checks.Efficacy[i]
@@ -95,6 +95,14 @@ func newPage(r Results, plots []plotFile) page {
 
 // Headline says the verdict in one sentence a reader can act on.
 func Headline(r Results) string {
+	h := headline(r)
+	if r.Unexercised() {
+		h += " But no fault took effect: the run never created the conditions it tests."
+	}
+	return h
+}
+
+func headline(r Results) string {
 	c := r.Checks
 	mutexBroken := c.Mutex.Verdict == checker.Invalid
 	switch {

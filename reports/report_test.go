@@ -45,7 +45,7 @@ func TestStoredRunReport(t *testing.T) {
 	if i := bytes.Index(page, []byte("%!")); i >= 0 {
 		t.Errorf("report.html holds format-verb garbage: %q", page[i:min(len(page), i+60)])
 	}
-	recovery := regexp.MustCompile(`<td class="num">(\d+ ms later|never in the [0-9.]+ s the run went on)</td><td>`)
+	recovery := regexp.MustCompile(`<td class="num">(\d+ ms later|never in the [0-9.]+ s the run went on|never: the run ended as the fault began)</td><td>`)
 	if n := len(recovery.FindAll(page, -1)); n != len(res.Checks.Faults) {
 		t.Errorf("%d fault rows say when the lock was next acquired, want %d", n, len(res.Checks.Faults))
 	}

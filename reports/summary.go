@@ -14,7 +14,7 @@ import (
 // updates, and the violating ops with the fault active at the time.
 func Summary(w io.Writer, r Results) {
 	m, c := r.Metrics, r.Checks
-	ms := func(t int64) string { return fmt.Sprintf("%.3fs", float64(t-c.Start)/1e9) }
+	ms := func(t int64) string { return checker.Seconds(t, c.Start) }
 	fmt.Fprintf(w, "scenario  %s  (seed %d, %d clients)\n", r.Scenario, r.Seed, r.Clients)
 	fmt.Fprintf(w, "ops       acquire ok %d / fail %d / info %d   release ok %d / fail %d / info %d\n",
 		m.Acquires.OK, m.Acquires.Fail, m.Acquires.Info, m.Releases.OK, m.Releases.Fail, m.Releases.Info)
@@ -38,7 +38,7 @@ func Summary(w io.Writer, r Results) {
 	if len(m.Recoveries) > 0 {
 		var rs []string
 		for _, rec := range m.Recoveries {
-			rs = append(rs, fmt.Sprintf("%s on %s %s", rec.Fault, rec.Target, recoveryText(rec, r)))
+			rs = append(rs, fmt.Sprintf("%s on %s %s", rec.Fault, rec.Target, recoveryText(rec)))
 		}
 		fmt.Fprintf(w, "recovery  next acquire by another client after each fault began: %s\n", strings.Join(limit(rs, 4), "; "))
 	}
@@ -87,10 +87,28 @@ func Summary(w io.Writer, r Results) {
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note      %s\n", n)
 	}
-	fmt.Fprintf(w, "verdict   %s  (the %s check decides for workload %s)\n", strings.ToUpper(string(r.Verdict)),
-		r.DecidedBy, r.Workload)
+	verdict := strings.ToUpper(string(r.Verdict))
+	if r.Unexercised() {
+		verdict += " (but no fault took effect)"
+	}
+	fmt.Fprintf(w, "verdict   %s  (the %s check decides for workload %s)\n", verdict, r.DecidedBy, r.Workload)
 	fmt.Fprintf(w, "run dir   %s\n", r.Dir)
 	fmt.Fprintf(w, "report    %s\n", filepath.Join(r.Dir, ReportFile))
+}
+
+// Unexercised: the run is valid, and had faults, none of which took
+// effect: the verdict says the lock held up under conditions the run never
+// created, which a reader of the verdict alone must be told.
+func (r Results) Unexercised() bool {
+	if r.Verdict != checker.Valid || len(r.Checks.Efficacy) == 0 {
+		return false
+	}
+	for _, e := range r.Checks.Efficacy {
+		if e.Kind == checker.Effective {
+			return false
+		}
+	}
+	return true
 }
 
 // efficacy prints whether each fault took effect: a valid verdict after
@@ -135,10 +153,13 @@ func limit(s []string, n int) []string {
 // acquired the lock: "350 ms later", or, when none did, "never" bounded by
 // what was seen: a fault just before the end says little, one long before
 // it says the lock did not come back.
-func recoveryText(rec checker.Recovery, r Results) string {
-	if rec.NextAcquireMs != nil {
+func recoveryText(rec checker.Recovery) string {
+	switch {
+	case rec.NextAcquireMs != nil:
 		return fmt.Sprintf("%.0f ms later", *rec.NextAcquireMs)
+	case rec.WatchedMs < 50:
+		return "never: the run ended as the fault began"
+	default:
+		return fmt.Sprintf("never in the %.1f s the run went on", rec.WatchedMs/1e3)
 	}
-	end := r.Checks.Start + int64(r.Metrics.SpanSeconds*1e9)
-	return fmt.Sprintf("never in the %.1f s the run went on", float64(end-rec.Start)/1e9)
 }

@@ -3,6 +3,7 @@ package reports
 import (
 	"bytes"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -47,6 +48,113 @@ func TestFaultEffectsShown(t *testing.T) {
 			if !strings.Contains(page.String(), fmt.Sprintf("</span>: reason %d</td>", i)) {
 				t.Errorf("report.html lacks the effect of fault %d", i)
 			}
+		}
+	}
+}
+
+// TestViolationTimesShareOpsOrigin: a violation's times count from the
+// same zero as the ops listed under it, even when the history starts well
+// before its first op (the coordinator's run-start mark, clients that
+// begin late).
+func TestViolationTimesShareOpsOrigin(t *testing.T) {
+	recs := append([]history.Record{{Process: history.NemesisProcess, Type: history.RunStart, Asked: 8e9, Time: 100 * 1e6}},
+		hist(hop{0, history.FAcquire, 1000, 1100, history.OK, ""}, hop{1, history.FAcquire, 1500, 1600, history.OK, ""},
+			hop{0, history.FRelease, 2000, 2050, history.OK, ""})...)
+	var r Results
+	r.Verdict, r.DecidedBy, r.Dir = checker.Invalid, checker.MutexCheck, t.TempDir()
+	r.Checks = checker.Check(recs, checker.Options{})
+	if len(r.Checks.Mutex.Violations) != 1 {
+		t.Fatalf("want one violation, got %+v", r.Checks.Mutex.Violations)
+	}
+	var sum bytes.Buffer
+	Summary(&sum, r)
+	believed := regexp.MustCompile(`c0 believed it held "lock-0" from (\S+) to (\S+) while`).FindStringSubmatch(sum.String())
+	if believed == nil {
+		t.Fatalf("no violation line in the summary:\n%s", sum.String())
+	}
+	acquired := regexp.MustCompile(`op #\d+ c0 acquire ok \[\S+ → (\S+)\]`).FindStringSubmatch(sum.String())
+	released := regexp.MustCompile(`op #\d+ c0 release ok \[(\S+) → \S+\]`).FindStringSubmatch(sum.String())
+	if acquired == nil || released == nil {
+		t.Fatalf("the violation's ops are not listed:\n%s", sum.String())
+	}
+	if believed[1] != acquired[1] || believed[2] != released[1] || believed[1] != "1.000s" {
+		t.Errorf("c0 believed it held the lock from %s to %s, but its acquire returned at %s and its release was called at %s "+
+			"(want 1.000s: 1100 ms into a history that starts at 100 ms):\n%s", believed[1], believed[2], acquired[1], released[1], sum.String())
+	}
+	if first := r.Checks.Mutex.FirstViolationS; first == nil || fmt.Sprintf("%.3fs", *first) != "1.500s" {
+		t.Errorf("first violation at %v s, want 1.500 (c1's acquire returned at 1600 ms)", first)
+	}
+}
+
+// TestRecoveryNeverBounded: a fault no client recovered from is bounded by
+// how long the clients went on after it, counted from the fault (never
+// negative, even when the history starts long before its first op), and
+// one at the very end says the run ended.
+func TestRecoveryNeverBounded(t *testing.T) {
+	recs := append([]history.Record{{Process: history.NemesisProcess, Type: history.RunStart, Asked: 3e9, Time: 0}},
+		hist(hop{0, history.FAcquire, 1000, 1100, history.OK, ""}, hop{0, history.FRelease, 1200, 1300, history.OK, ""},
+			hop{0, history.FAcquire, 1400, 1500, history.OK, ""}, hop{0, history.FRelease, 1900, 2000, history.OK, ""})...)
+	strike := func(at, until int64) []history.Record {
+		return []history.Record{
+			{Process: history.NemesisProcess, Type: history.FaultStart, F: "fault", Fault: "pause-client", Target: "c1", Time: at * 1e6},
+			{Process: history.NemesisProcess, Type: history.FaultStop, F: "fault", Fault: "pause-client", Target: "c1", Time: until * 1e6},
+		}
+	}
+	for _, tc := range []struct {
+		at   int64
+		want string
+	}{
+		{1600, "pause-client on c1 never in the 0.4 s the run went on"},
+		{1990, "pause-client on c1 never: the run ended as the fault began"},
+		{2500, "pause-client on c1 never: the run ended as the fault began"},
+	} {
+		all := append(append([]history.Record{}, recs...), strike(tc.at, tc.at+100)...)
+		var r Results
+		r.Verdict, r.Dir = checker.Valid, t.TempDir()
+		r.Checks = checker.Check(all, checker.Options{})
+		r.Metrics = checker.Measure(all)
+		var sum bytes.Buffer
+		Summary(&sum, r)
+		if !strings.Contains(sum.String(), tc.want) {
+			t.Errorf("fault at %d ms: the summary lacks %q:\n%s", tc.at, tc.want, sum.String())
+		}
+	}
+}
+
+// TestUnexercisedVerdict: a valid run whose every fault had no effect
+// says so on its verdict line and in its headline; one fault that took
+// effect, an invalid verdict or a run without faults say nothing of it.
+func TestUnexercisedVerdict(t *testing.T) {
+	effects := func(kinds ...checker.EffectKind) []checker.FaultEffect {
+		var out []checker.FaultEffect
+		for i, k := range kinds {
+			out = append(out, checker.FaultEffect{Fault: "pause-holder", Target: fmt.Sprintf("c%d", i), Kind: k,
+				Effective: k == checker.Effective, Reason: "why"})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name    string
+		verdict checker.Verdict
+		effects []checker.FaultEffect
+		said    bool
+	}{
+		{"no strike took effect", checker.Valid, effects(checker.NoEffect, checker.Disturbed), true},
+		{"one took effect", checker.Valid, effects(checker.NoEffect, checker.Effective), false},
+		{"invalid", checker.Invalid, effects(checker.NoEffect), false},
+		{"no faults", checker.Valid, nil, false},
+	} {
+		var r Results
+		r.Verdict, r.DecidedBy, r.Workload, r.Dir = tc.verdict, checker.MutexCheck, "lock", t.TempDir()
+		r.Checks.Efficacy = tc.effects
+		var sum bytes.Buffer
+		Summary(&sum, r)
+		line := regexp.MustCompile(`(?m)^verdict .*$`).FindString(sum.String())
+		if said := strings.Contains(line, "(but no fault took effect)"); said != tc.said {
+			t.Errorf("%s: verdict line %q", tc.name, line)
+		}
+		if said := strings.Contains(Headline(r), "no fault took effect"); said != tc.said {
+			t.Errorf("%s: headline %q", tc.name, Headline(r))
 		}
 	}
 }

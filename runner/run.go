@@ -356,11 +356,17 @@ func (r *run) execute(ctx context.Context) (bool, error) {
 			e.Rand = seed.Stream(cfg.Seed, seed.Faults, i)
 			e.Target = cfg.Targets[i]
 			aim := f.Traits().Aim
+			// A fault's strikes come one at a time (every, runSplit).
+			var before []any
 			e.Started = func(fault, target, moment string, asked time.Duration) {
+				before = r.running(servers)
 				r.faultEvent(history.Record{Type: history.FaultStart, Fault: fault, Target: target, Moment: moment,
 					Aim: aim, Asked: int64(asked)}, 0)
 			}
 			e.Stopped = func(fault, target string, healing time.Duration) {
+				if before == nil || slices.Equal(before, r.running(servers)) {
+					healing = 0 // restarted nothing: however slow, the heal was the strike's
+				}
 				r.faultEvent(history.Record{Type: history.FaultStop, Fault: fault, Target: target}, healing)
 			}
 			faultErrs[i] = f.Run(nctx, &e)
@@ -415,12 +421,27 @@ func (r *run) faultEnv(servers []*cluster.Node) *faults.Env {
 	}
 }
 
-// faultEvent records a fault's start or stop; a stop whose heal took
-// healing (a restart) says when the heal began.
+// running is what a strike's heal may restart: how often each server has
+// started, and each client's worker. A strike whose stop finds them
+// changed restarted something (a killed server, a killed client).
+func (r *run) running(servers []*cluster.Node) []any {
+	var out []any
+	for _, n := range servers {
+		out = append(out, n.Starts())
+	}
+	for i := range r.cfg.Clients {
+		out = append(out, r.worker(i))
+	}
+	return out
+}
+
+// faultEvent records a fault's start or stop. A stop whose heal restarted
+// something says when the heal began (healing before it): the rest is the
+// restart's own time, which the summary reports as such.
 func (r *run) faultEvent(rec history.Record, healing time.Duration) {
 	rec.Time = clock.Mono()
 	rec.Process, rec.F = history.NemesisProcess, "fault"
-	if healing >= time.Millisecond {
+	if healing > 0 {
 		rec.HealStart = rec.Time - int64(healing)
 	}
 	r.hist.Append(rec)

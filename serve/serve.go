@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"path"
@@ -39,6 +40,8 @@ type Server struct {
 	store string // absolute, symbolic links resolved
 	root  *os.Root
 	mux   *http.ServeMux
+	// hosts are the Host headers answered; nil: any (see Bind).
+	hosts []string
 }
 
 // New opens the store for serving. A path that is not a directory is
@@ -59,8 +62,76 @@ func New(store string) (*Server, error) {
 	s.mux.HandleFunc("GET /{$}", s.index)
 	s.mux.HandleFunc("GET "+Prefix+"run/{run...}", s.run)
 	s.mux.HandleFunc("GET "+Prefix+"{file}", s.compare)
-	s.mux.Handle("GET /", http.FileServerFS(forbidding{root.FS()}))
+	s.mux.Handle("GET /", storeFiles(http.FileServerFS(forbidding{root.FS()})))
 	return s, nil
+}
+
+// Headers of every response. nosniff: a browser takes the type we send and
+// never guesses HTML from a file's content. pageCSP is for the pages we
+// generate, which hold no script; fileCSP for the store's files, whose
+// porcupine pages need their inline script: they are sandboxed in an origin
+// of their own, so that a script written into a run's file from a history
+// cannot read the store or act as this site.
+const (
+	pageCSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; " +
+		"form-action 'none'; frame-ancestors 'none'"
+	fileCSP = "sandbox allow-scripts; default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; " +
+		"img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+
+// fileTypes are the types of what a store holds, by extension. Any other
+// file (logs, histories, servers' data) is plain text: the system's MIME
+// files are not asked, for where they lack an extension the file server
+// guesses from the content, and a log that begins with markup would be
+// served as HTML.
+var fileTypes = map[string]string{
+	".html": "text/html; charset=utf-8",
+	".png":  "image/png",
+	".svg":  "image/svg+xml",
+	".json": "application/json",
+	".gz":   "application/gzip",
+}
+
+// contentType is the type a store file named name is served as.
+func contentType(name string) string {
+	if t, ok := fileTypes[strings.ToLower(path.Ext(name))]; ok {
+		return t
+	}
+	return "text/plain; charset=utf-8"
+}
+
+// storeFiles serves the store's files with their type set and sandboxed.
+// A path ending in a slash is a directory: the file server lists it as
+// HTML (names escaped), or serves its index.html.
+func storeFiles(files http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Security-Policy", fileCSP)
+		if !strings.HasSuffix(r.URL.Path, "/") {
+			w.Header().Set("Content-Type", contentType(r.URL.Path))
+		}
+		files.ServeHTTP(w, r)
+	})
+}
+
+// Bind tells the server the address it listens on. On a loopback address
+// it answers only requests that name that address, or localhost on its
+// port, in their Host header: a web page elsewhere could otherwise point a
+// name of its own at 127.0.0.1 (DNS rebinding) and read the store through
+// the reader's browser. On any other address every Host is answered: who
+// binds it means to be reached by other names.
+func (s *Server) Bind(addr net.Addr) {
+	s.hosts = nil
+	tcp, ok := addr.(*net.TCPAddr)
+	if !ok || !tcp.IP.IsLoopback() {
+		return
+	}
+	port := strconv.Itoa(tcp.Port)
+	for _, h := range []string{tcp.IP.String(), "localhost"} {
+		s.hosts = append(s.hosts, net.JoinHostPort(h, port))
+		if tcp.Port == 80 {
+			s.hosts = append(s.hosts, h) // browsers leave the default port out
+		}
+	}
 }
 
 // forbidding answers a path it cannot open for another reason than its
@@ -80,7 +151,17 @@ func (f forbidding) Open(name string) (fs.File, error) {
 func (s *Server) Close() error { return s.root.Close() }
 
 // ServeHTTP answers one request.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Security-Policy", pageCSP)
+	if s.hosts != nil && !slices.ContainsFunc(s.hosts, func(host string) bool { return strings.EqualFold(host, r.Host) }) {
+		http.Error(w, fmt.Sprintf("locktest serve answers only to http://%s/, not to host %q: open that address",
+			s.hosts[0], r.Host), http.StatusMisdirectedRequest)
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
 
 // State says where a run is.
 type State string
@@ -327,5 +408,6 @@ func (s *Server) compare(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
+	w.Header().Set("Content-Type", contentType(name))
 	http.ServeContent(w, req, name, time.Now(), bytes.NewReader(files[name]))
 }
