@@ -333,9 +333,11 @@ func TestBadStoreAndNames(t *testing.T) {
 	if os.Geteuid() == 0 {
 		// Root writes through permissions, not into an immutable directory.
 		if out, err := exec.Command("chattr", "+i", readOnly).CombinedOutput(); err != nil {
-			t.Fatalf("chattr +i: %v: %s", err, out)
+			t.Logf("chattr +i (the file system may not take it): %v: %s", err, out)
+			readOnly = ""
+		} else {
+			t.Cleanup(func() { exec.Command("chattr", "-i", readOnly).Run() })
 		}
-		t.Cleanup(func() { exec.Command("chattr", "-i", readOnly).Run() })
 	} else if err := os.Chmod(readOnly, 0o555); err != nil {
 		t.Fatal(err)
 	}
@@ -366,12 +368,18 @@ func TestBadStoreAndNames(t *testing.T) {
 		{"run dir read-only", readOnly, "give --no-report"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.dir == "" {
+				t.Skip("no directory here can be made read-only for root")
+			}
 			r := locktestIn(t, "", "analyze", tc.dir)
 			out := strings.TrimSpace(r.stdout + r.stderr)
 			if r.code != 254 || strings.Contains(out, "\n") || !strings.Contains(out, tc.want) {
 				t.Fatalf("analyze %s: exit %d, want 254 and one line saying %q:\n%s", tc.dir, r.code, tc.want, out)
 			}
 		})
+	}
+	if readOnly == "" {
+		return
 	}
 	if r := locktestIn(t, "", "analyze", "--no-report", readOnly); r.code != 0 {
 		t.Fatalf("analyze --no-report of the read-only copy: exit %d, want 0 (valid)", r.code)
