@@ -118,6 +118,12 @@ func TestBadArguments(t *testing.T) {
 		{[]string{"run", "--impl", "no-such-lock", "--store", missing}, `unknown impl "no-such-lock"`},
 		// Go's flag package took single-dash long flags; they still work.
 		{[]string{"run", "-impl", "no-such-lock", "-store=" + missing}, `unknown impl "no-such-lock"`},
+		{[]string{"run", "--impl", "redis-single", "--clock-rate", "+Inf", "--store", missing}, `invalid value "+Inf" for --clock-rate: not a finite number`},
+		{[]string{"run", "--impl", "redis-single", "--clock-rate", "NaN", "--store", missing}, `invalid value "NaN" for --clock-rate: not a finite number`},
+		{[]string{"run", "--impl", "redis-single", "--fault", "pause-holder,pause-holder", "--store", missing}, "--fault: pause-holder is given twice"},
+		{[]string{"run", "--impl", "redis-single", "--fault", "none,pause-holder", "--store", missing}, "--fault: none cannot be combined"},
+		{[]string{"run", "--impl", "redis-single", "--scenario", "latest", "--store", missing}, `--scenario: name "latest": the store uses it`},
+		{[]string{"run", "--impl", "redis-single", "--store", ""}, `--store "": give a directory`},
 		{[]string{"explore"}, "locktest explore: --impl is required"},
 		{[]string{"explore", "--impl", "redis-single", "--budget", "0s"}, "--budget must be positive"},
 		{[]string{"envelope", "--impl", "redis-single"}, "locktest envelope: give exactly one --fault to sweep"},

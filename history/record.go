@@ -3,6 +3,7 @@ package history
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -247,6 +248,22 @@ func ReadFile(path string) ([]Record, error) {
 	return read(f, lines+1)
 }
 
+// lastLine tells why a last line without its newline does not parse: cut
+// off (ErrTruncated) when it is the start of one record, as a killed
+// writer leaves it; damaged when it holds a whole record and more, as a
+// history whose newlines were lost or replaced does.
+func lastLine(line []byte, lineNo int) error {
+	var v json.RawMessage
+	err := json.NewDecoder(bytes.NewReader(line)).Decode(&v)
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return ErrTruncated
+	case err == nil:
+		return fmt.Errorf("history line %d holds a whole record and more (%d bytes): the lines' ends were lost", lineNo, len(line))
+	}
+	return fmt.Errorf("history line %d: %w", lineNo, err)
+}
+
 func countLines(r io.Reader) (int, error) {
 	buf := make([]byte, 1<<20)
 	n := 0
@@ -289,7 +306,7 @@ func read(r io.Reader, capacity int) ([]Record, error) {
 			if jerr := dec.decode(trimmed, &recs[len(recs)-1]); jerr != nil {
 				recs = recs[:len(recs)-1]
 				if !complete {
-					return recs, ErrTruncated
+					return recs, lastLine(trimmed, lineNo)
 				}
 				return recs, fmt.Errorf("history line %d: %w", lineNo, jerr)
 			}

@@ -3,6 +3,7 @@ package runner
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -106,8 +107,11 @@ func Resolve(cfg scenario.Config) (Resolved, error) {
 	if r.Workload.NeedsRenew && !r.Design.Renews {
 		return r, bad("workload %s renews leases, and impl %s cannot (its Lock is no lock.Renewer)", cfg.Workload, cfg.Impl)
 	}
-	if len(cfg.Faults) == 0 {
-		return r, bad("--fault: give at least one fault, or none")
+	if r.Scenario == "" {
+		r.Scenario = fmt.Sprintf("%s_%s_%s", impls.FileName(cfg.Impl), cfg.Workload, strings.Join(cfg.Faults, "+"))
+	}
+	if err := Check(r.Config); err != nil {
+		return r, &BadConfigError{err}
 	}
 	for _, c := range cfg.StopOnViolation {
 		switch {
@@ -141,10 +145,27 @@ func Resolve(cfg scenario.Config) (Resolved, error) {
 		r.Faults = append(r.Faults, f)
 		r.Targets = append(r.Targets, t)
 	}
+	if r.FaultDuration == 0 {
+		r.FaultDuration = 2 * r.TTL
+	}
+	if r.ClockDelta == 0 {
+		r.ClockDelta = 2 * r.TTL
+	}
+	return r, nil
+}
+
+// Check validates the settings that need no lookup: bounds, names and
+// the fault list. Resolve applies it to the command line and suite files,
+// and LoadRun to a stored config.json, so that a run is never analyzed
+// under settings no run could have had. Each message names the flag
+// (FieldTerms restates it in config.json's and suite files' terms).
+func Check(cfg scenario.Config) error {
 	checks := []struct {
 		ok  bool
 		msg string
 	}{
+		{cfg.Impl != "", "--impl is required (locktest list impls)"},
+		{checkFaultList(cfg.Faults) == nil, fmt.Sprint("--fault: ", checkFaultList(cfg.Faults))},
 		{cfg.Clients >= 1 && cfg.Clients <= scenario.MaxClients, fmt.Sprintf("--clients %d: must be between 1 and %d (each client is a process: beyond that, start-up crowds out the run and most operations time out)", cfg.Clients, scenario.MaxClients)},
 		{cfg.Keys >= 1 && cfg.Keys <= scenario.MaxKeys, fmt.Sprintf("--keys %d: must be between 1 and %d", cfg.Keys, scenario.MaxKeys)},
 		{cfg.Duration > 0, "--duration must be positive"},
@@ -157,32 +178,38 @@ func Resolve(cfg scenario.Config) (Resolved, error) {
 		{cfg.FaultDuration >= 0, "--fault-duration must not be negative"},
 		{cfg.CheckTimeout > 0, "--check-timeout must be positive"},
 		{cfg.Latency >= 0 && cfg.Jitter >= 0 && cfg.Jitter <= cfg.Latency, "--jitter must be between 0 and --latency"},
-		{cfg.ClockRate > 0, "--clock-rate must be positive (1 is true speed)"},
+		// NaN fails the comparison; +Inf would pass it and then fail to
+		// be written to config.json.
+		{cfg.ClockRate > 0 && !math.IsInf(cfg.ClockRate, 1), fmt.Sprintf("--clock-rate %v: must be a finite number above 0 (1 is true speed)", cfg.ClockRate)},
 		{faults.CheckMoment(cfg.FaultMoment) == nil, fmt.Sprint("--fault-moment: ", faults.CheckMoment(cfg.FaultMoment))},
 		{cluster.CheckBackend(cfg.Backend) == nil, fmt.Sprint("--backend: ", cluster.CheckBackend(cfg.Backend))},
+		{cfg.Store != "", `--store "": give a directory (an empty name would write into the current directory)`},
+		{CheckName(cfg.Scenario) == nil, fmt.Sprint("--scenario: ", CheckName(cfg.Scenario))},
 	}
-	var errs []error
 	for _, c := range checks {
 		if !c.ok {
-			errs = append(errs, errors.New(c.msg))
+			return errors.New(c.msg)
 		}
 	}
-	if len(errs) > 0 {
-		return r, &BadConfigError{errs[0]}
+	return nil
+}
+
+// checkFaultList refuses a fault given twice (two schedules of the same
+// fault would race for the same target) and none beside a fault: the run
+// would inject the fault while its name says it has none.
+func checkFaultList(names []string) error {
+	if len(names) == 0 {
+		return errors.New("give at least one fault, or none")
 	}
-	if r.FaultDuration == 0 {
-		r.FaultDuration = 2 * r.TTL
+	for i, n := range names {
+		if slices.Contains(names[:i], n) {
+			return fmt.Errorf("%s is given twice: give each fault once", n)
+		}
 	}
-	if r.ClockDelta == 0 {
-		r.ClockDelta = 2 * r.TTL
+	if len(names) > 1 && slices.Contains(names, faults.None) {
+		return fmt.Errorf("%s cannot be combined with other faults: give none alone, or only the faults", faults.None)
 	}
-	if r.Scenario == "" {
-		r.Scenario = fmt.Sprintf("%s_%s_%s", impls.FileName(cfg.Impl), cfg.Workload, strings.Join(cfg.Faults, "+"))
-	}
-	if err := CheckName(r.Scenario); err != nil {
-		return r, bad("--scenario: %v", err)
-	}
-	return r, nil
+	return nil
 }
 
 // parseFaultTargets reads --fault-target: one target for every fault, or

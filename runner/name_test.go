@@ -21,6 +21,10 @@ func TestCheckName(t *testing.T) {
 		{"sp ace", false},
 		{strings.Repeat("a", maxNameLen), true},
 		{strings.Repeat("a", maxNameLen+1), false},
+		{"latest", false},
+		{"latest.tmp123", false},
+		{"suites", false},
+		{"latest-run", true},
 	}
 	for _, tc := range cases {
 		if err := CheckName(tc.name); (err == nil) != tc.ok {

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/locktest/locktest/checker"
@@ -120,6 +121,10 @@ func RunObserved(ctx context.Context, cfg Resolved, obs Observer) (reports.Resul
 	if err != nil {
 		return reports.Results{}, fmt.Errorf("find own executable: %w", err)
 	}
+	conf, err := configJSON(cfg)
+	if err != nil {
+		return reports.Results{}, err
+	}
 	dir, err := newRunDir(cfg.Store, cfg.Scenario)
 	if err != nil {
 		return reports.Results{}, bad("--store %s: %v; give a directory locktest can write to", cfg.Store, err)
@@ -130,7 +135,7 @@ func RunObserved(ctx context.Context, cfg Resolved, obs Observer) (reports.Resul
 	}
 	defer held.Close()
 	obs.phase(live.Starting, dir)
-	if err := writeConfig(dir, cfg); err != nil {
+	if err := writeConfig(dir, conf); err != nil {
 		return reports.Results{Dir: dir}, err
 	}
 	hist, err := history.Create(filepath.Join(dir, reports.HistoryFile))
@@ -634,6 +639,20 @@ func Analyze(dir string, cfg Resolved) (reports.Results, error) { return analyze
 // long to be worth drawing.
 func Recheck(dir string, cfg Resolved) (reports.Results, error) { return analyze(dir, cfg, false, nil) }
 
+// validHistory checks recs as any history must be (history.Validate) and
+// against the run's settings: no client beyond the run's clients.
+func validHistory(recs []history.Record, clients int) error {
+	if err := history.Validate(recs); err != nil {
+		return err
+	}
+	for i, rec := range recs {
+		if rec.Process >= clients {
+			return fmt.Errorf("history line %d: process %d, but the run had %d clients (config.json)", i+1, rec.Process, clients)
+		}
+	}
+	return nil
+}
+
 // analyze checks and, when write, writes the report, calling writing (if
 // set) as it begins to: a check and a report take long enough on a long
 // history that a progress display tells them apart.
@@ -650,6 +669,13 @@ func analyze(dir string, cfg Resolved, write bool, writing func()) (reports.Resu
 		res.Notes = append(res.Notes, fmt.Sprintf("the lock servers were yours (--servers %s): locktest did not start them and does not know their version",
 			strings.Join(cfg.Servers, ",")))
 	}
+	if write {
+		// Before the check, which may take minutes: its report would have
+		// nowhere to go.
+		if err := probeWritable(dir); err != nil {
+			return res, unwritable(dir, err)
+		}
+	}
 	defer limitHeap(filepath.Join(dir, reports.HistoryFile))()
 	recs, err := history.ReadFile(filepath.Join(dir, reports.HistoryFile))
 	switch {
@@ -660,6 +686,9 @@ func analyze(dir string, cfg Resolved, write bool, writing func()) (reports.Resu
 		return res, bad("%s has no %s: not a run directory, or its run never started (give store/latest or store/<scenario>/<run>)", dir, reports.HistoryFile)
 	case err != nil:
 		// Not the cut-off end of a killed run: someone edited or damaged it.
+		return res, bad("%s: %v; the history is damaged and cannot be checked", filepath.Join(dir, reports.HistoryFile), err)
+	}
+	if err := validHistory(recs, cfg.Clients); err != nil {
 		return res, bad("%s: %v; the history is damaged and cannot be checked", filepath.Join(dir, reports.HistoryFile), err)
 	}
 	res.Records = len(recs)
@@ -705,7 +734,28 @@ func analyze(dir string, cfg Resolved, write bool, writing func()) (reports.Resu
 		writing()
 	}
 	if err := reports.Write(res, recs); err != nil {
+		if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
+			return res, unwritable(dir, err)
+		}
 		return res, err
 	}
 	return res, nil
+}
+
+// probeWritable reports whether a file can be made in dir, as the report
+// will be: a read-only file system or a directory of another user's.
+func probeWritable(dir string) error {
+	f, err := os.CreateTemp(dir, ".write-probe-*")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// unwritable is the one line for a run directory the report cannot be
+// written into (err may join several files' errors: the first says it).
+func unwritable(dir string, err error) error {
+	first, _, _ := strings.Cut(err.Error(), "\n")
+	return bad("cannot write the report into %s (%s); give --no-report to check it without writing", dir, first)
 }

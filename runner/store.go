@@ -23,6 +23,12 @@ func newRunDir(store, scenario string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("store: %w", err)
 	}
+	// A latest that is no link (a directory a scenario named latest made
+	// before such names were refused) would fail every run after the run
+	// directory was made.
+	if fi, err := os.Lstat(filepath.Join(store, latestLink)); err == nil && fi.Mode()&os.ModeSymlink == 0 {
+		return "", fmt.Errorf("%s is not a link: locktest points it at the latest run; move it out of the store", filepath.Join(store, latestLink))
+	}
 	base := filepath.Join(store, scenario)
 	if err := os.MkdirAll(base, 0o755); err != nil {
 		return "", fmt.Errorf("create store: %w", err)
@@ -40,11 +46,11 @@ func newRunDir(store, scenario string) (string, error) {
 		dir = filepath.Join(base, fmt.Sprintf("%s-%d", stamp, i))
 	}
 	rel := filepath.Base(dir)
-	if err := relink(filepath.Join(base, "latest"), rel); err != nil {
-		return "", err
-	}
-	if err := relink(filepath.Join(store, "latest"), filepath.Join(scenario, rel)); err != nil {
-		return "", err
+	for link, target := range map[string]string{filepath.Join(base, latestLink): rel, filepath.Join(store, latestLink): filepath.Join(scenario, rel)} {
+		if err := relink(link, target); err != nil {
+			discardRunDir(store, scenario, dir)
+			return "", err
+		}
 	}
 	return dir, nil
 }
@@ -58,8 +64,8 @@ func discardRunDir(store, scenario, dir string) {
 	}
 	base := filepath.Join(store, scenario)
 	for link, target := range map[string]string{
-		filepath.Join(base, "latest"):  filepath.Base(dir),
-		filepath.Join(store, "latest"): filepath.Join(scenario, filepath.Base(dir)),
+		filepath.Join(base, latestLink):  filepath.Base(dir),
+		filepath.Join(store, latestLink): filepath.Join(scenario, filepath.Base(dir)),
 	} {
 		if t, err := os.Readlink(link); err == nil && t == target {
 			os.Remove(link)
@@ -69,7 +75,8 @@ func discardRunDir(store, scenario, dir string) {
 	os.Remove(base) // only if empty: the scenario's first run
 }
 
-// relink atomically points link at target.
+// relink atomically points link at target. A link that cannot be
+// replaced (a directory in its place) leaves no temporary link behind.
 func relink(link, target string) error {
 	tmp := fmt.Sprintf("%s.tmp%d", link, os.Getpid())
 	_ = os.Remove(tmp)
@@ -77,19 +84,27 @@ func relink(link, target string) error {
 		return fmt.Errorf("link %s: %w", link, err)
 	}
 	if err := os.Rename(tmp, link); err != nil {
+		os.Remove(tmp)
 		return fmt.Errorf("link %s: %w", link, err)
 	}
 	return nil
 }
 
-func writeConfig(dir string, cfg Resolved) error {
+// configJSON is the content of config.json. A run encodes it before it
+// makes its directory: settings that cannot be stored leave no run
+// directory and no latest link behind.
+func configJSON(cfg Resolved) ([]byte, error) {
 	data, err := json.MarshalIndent(scenario.Stored{Config: cfg.Config, Locktest: reports.CurrentBuild().String(),
 		Design:    &scenario.StoredDesign{Binaries: cfg.Design.Binaries, GuardsWrites: cfg.Design.GuardsWrites},
 		Reproduce: cfg.reproduce()}, "", "  ")
 	if err != nil {
-		return fmt.Errorf("write config: %w", err)
+		return nil, fmt.Errorf("encode config: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, scenario.ConfigFile), append(data, '\n'), 0o644); err != nil {
+	return append(data, '\n'), nil
+}
+
+func writeConfig(dir string, data []byte) error {
+	if err := os.WriteFile(filepath.Join(dir, scenario.ConfigFile), data, 0o644); err != nil {
 		return fmt.Errorf("write config: %w", err)
 	}
 	return nil
@@ -106,9 +121,14 @@ func LoadRun(dir string) (Resolved, error) {
 	if err != nil {
 		return Resolved{}, &BadConfigError{err}
 	}
+	path := filepath.Join(dir, scenario.ConfigFile)
+	if err := Check(run.Config); err != nil {
+		msg, field := scenario.FieldTerms(err.Error())
+		return Resolved{}, bad("%s: field %s: %s; the file is damaged, or was not written by locktest run", path, field, msg)
+	}
 	r := Resolved{Config: run.Config, Reproduce: run.Reproduce}
 	if r.Workload, err = workloads.Lookup(run.Workload); err != nil {
-		return r, bad("%s: %v", filepath.Join(dir, scenario.ConfigFile), err)
+		return r, bad("%s: %v", path, err)
 	}
 	switch d, err := impls.Lookup(run.Impl); {
 	case run.Design != nil:

@@ -3,6 +3,7 @@ package scenario
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -122,6 +123,25 @@ func SettingByFlag(flag string) (Setting, bool) {
 	return Setting{}, false
 }
 
+var flagRe = regexp.MustCompile(`--([a-z][a-z-]*)`)
+
+// FieldTerms restates msg, which names command-line flags (--hold-min),
+// in the names config.json and suite files give the same settings
+// (hold_min), and returns the first setting it names ("" if none): a
+// problem found in a file points at the field to fix there.
+func FieldTerms(msg string) (restated, first string) {
+	name := func(flag string) string {
+		if s, ok := SettingByFlag(flag); ok && s.Name() != "" {
+			return s.Name()
+		}
+		return strings.ReplaceAll(flag, "-", "_")
+	}
+	if m := flagRe.FindStringSubmatch(msg); m != nil {
+		first = name(m[1])
+	}
+	return flagRe.ReplaceAllStringFunc(msg, func(f string) string { return name(f[2:]) }), first
+}
+
 // Value reads and writes one Config field as text, the way the command
 // line spells it. It is a flag.Value (and a boolean flag for a bool).
 type Value struct{ p any }
@@ -166,8 +186,8 @@ func (v Value) Set(s string) error {
 		*p = i
 	case *float64:
 		f, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			return errors.New("not a number")
+		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+			return errors.New("not a finite number")
 		}
 		*p = f
 	case *bool:

@@ -381,21 +381,13 @@ func (p parser) scenario(n *yaml.Node, path string, defaults []pair) (*Scenario,
 	return sc, nil
 }
 
-var flagName = regexp.MustCompile(`--([a-z][a-z-]*)`)
-
 // resolveError restates the runner's complaint, which names CLI flags, in
 // the suite's field names and points at the line that set the first field
 // it names, or else field's.
 func (p parser) resolveError(err error, at func(string) (*yaml.Node, string), field string) error {
-	name := func(flag string) string {
-		if s, ok := scenario.SettingByFlag(flag); ok && s.Name() != "" {
-			return s.Name()
-		}
-		return strings.ReplaceAll(flag, "-", "_")
-	}
-	msg := flagName.ReplaceAllStringFunc(err.Error(), func(f string) string { return name(f[2:]) })
-	if m := flagName.FindStringSubmatch(err.Error()); m != nil {
-		field = name(m[1])
+	msg, first := scenario.FieldTerms(err.Error())
+	if first != "" {
+		field = first
 	}
 	node, path := at(field)
 	return p.errAt(node, path, "%s", msg)

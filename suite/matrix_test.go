@@ -168,7 +168,7 @@ func TestMatrixErrors(t *testing.T) {
 			"scenarios:\n  - {name: redis-single-none, impl: redis-single-fenced, faults: none, expect: safe}\n",
 			`s.yaml:6: scenarios[0].name: "redis-single-none" is the name of the matrix cell redis-single × none: give impl redis-single and faults none to override it, or another name`},
 		{"scenario of two faults named as a cell", matrix("designs: [redis-single]", "faults: [none]", "expect: any") +
-			"scenarios:\n  - {name: redis-single-none, impl: redis-single, faults: [none, pause-node], expect: safe}\n",
+			"scenarios:\n  - {name: redis-single-none, impl: redis-single, faults: [pause-holder, pause-node], expect: safe}\n",
 			`s.yaml:6: scenarios[0].name: "redis-single-none" is the name of the matrix cell redis-single × none`},
 		{"cells of the same name", matrix("designs: [redis-single, redis-single-fenced]", "faults: [none, fenced-none]", "workload: mutex", "expect: any"),
 			`s.yaml:2: matrix: cells redis-single × fenced-none and redis-single-fenced × none would both be named "redis-single-fenced-none"`},

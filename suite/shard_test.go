@@ -1,11 +1,16 @@
 package suite
 
 import (
+	"errors"
+	"math"
 	"math/rand/v2"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/locktest/locktest/runner"
 )
 
 func TestParseShard(t *testing.T) {
@@ -96,6 +101,37 @@ func TestShardsPartition(t *testing.T) {
 		}
 		if _, err := (&Shard{Index: 1, Count: len(all) + 1}).pick(all); err == nil {
 			t.Errorf("%s: %d shards of %d runs accepted", file, len(all)+1, len(all))
+		}
+	}
+}
+
+// TestJobsBounded: a selection past MaxRuns is refused before a single
+// run is listed, whatever --seeds (a billion filled 2.4 GB in 21 s); at
+// MaxRuns it is listed.
+func TestJobsBounded(t *testing.T) {
+	f, err := Load("../suites/quick.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := regexp.MustCompile(`^redis-single-none$`)
+	for _, tc := range []struct {
+		opt  Options
+		runs int // 0: refused
+	}{
+		{Options{Filter: one, Seeds: MaxRuns}, MaxRuns},
+		{Options{Filter: one, Seeds: MaxRuns + 1}, 0},
+		{Options{Filter: one, Seeds: 1_000_000_000}, 0},
+		{Options{Seeds: math.MaxInt}, 0},
+		{Options{Seeds: MaxRuns / 2}, 0}, // every scenario of the suite
+	} {
+		tc.opt.Out = t.TempDir()
+		jobs, err := f.jobs(tc.opt)
+		var bad *runner.BadConfigError
+		switch {
+		case tc.runs > 0 && (err != nil || len(jobs) != tc.runs):
+			t.Errorf("--seeds %d: %d runs (%v), want %d", tc.opt.Seeds, len(jobs), err, tc.runs)
+		case tc.runs == 0 && (!errors.As(err, &bad) || !strings.Contains(err.Error(), "more than 10000 runs")):
+			t.Errorf("--seeds %d: %d runs (%v), want a refusal", tc.opt.Seeds, len(jobs), err)
 		}
 	}
 }

@@ -1,12 +1,14 @@
 package tests
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/locktest/locktest/history"
 )
@@ -26,6 +28,8 @@ func TestBadInput(t *testing.T) {
 		{"unknown fault", []string{"run", "--impl", "redis-single", "--fault", "gremlins"}, nil, "unknown fault"},
 		{"unknown workload", []string{"run", "--impl", "redis-single", "--workload", "dance"}, nil, "unknown workload"},
 		{"redis-server missing", []string{"run", "--impl", "redis-single"}, []string{"PATH=" + t.TempDir()}, "apt-get install redis-server"},
+		{"suite of a billion seeds", []string{"suite", "run", "../suites/quick.yaml", "--seeds", "1000000000", "--run", "redis-single-none"}, nil,
+			"make more than 10000 runs"},
 		{"no command", nil, nil, "usage"},
 		{"unknown command", []string{"frobnicate"}, nil, "unknown command"},
 	}
@@ -33,10 +37,17 @@ func TestBadInput(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			store := filepath.Join(t.TempDir(), "store")
 			args := tc.args
-			if len(args) > 0 && args[0] == "run" {
+			switch {
+			case len(args) > 0 && args[0] == "run":
 				args = append(args, "--store", store)
+			case len(args) > 0 && args[0] == "suite":
+				args = append(args, "--out", store)
 			}
-			cmd := exec.Command(binary, args...)
+			// A refusal is immediate; what expands before refusing (a
+			// suite's runs) must not get minutes to fill memory.
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, binary, args...)
 			cmd.Env = append(os.Environ(), tc.env...)
 			out, err := cmd.CombinedOutput()
 			ee, ok := err.(*exec.ExitError)

@@ -2,16 +2,21 @@ package tests
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/locktest/locktest/history"
 	"github.com/locktest/locktest/reports"
+	"github.com/locktest/locktest/scenario"
 )
 
 // sleepsOf lists the live sleep processes whose argument starts with
@@ -203,12 +208,28 @@ func TestBadStoreAndNames(t *testing.T) {
 		unwritable = "/sys" // root writes anywhere, but sysfs takes no new directory
 	}
 	store := filepath.Join(tmp, "deep", "store")
+	// A store whose latest is a directory, as --scenario latest made it.
+	latestDir := filepath.Join(tmp, "latest-dir")
+	if err := os.MkdirAll(filepath.Join(latestDir, "latest"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	run := []string{"run", "--impl", "redis-single", "--duration", "1s"}
 	cases := []struct {
 		name string
 		args []string
 		want string
 	}{
+		{"scenario is the latest link", []string{"--store", store, "--scenario", "latest"}, `--scenario: name "latest": the store uses it`},
+		{"scenario is a latest temporary", []string{"--store", store, "--scenario", "latest.tmp1"}, `--scenario: name "latest.tmp1": the store uses it`},
+		{"scenario is the suites directory", []string{"--store", store, "--scenario", "suites"}, `--scenario: name "suites": the store uses it`},
+		{"scenario is the parent", []string{"--store", store, "--scenario", ".."}, `--scenario: name ".."`},
+		{"scenario is the root", []string{"--store", store, "--scenario", "/"}, `--scenario: name "/"`},
+		{"latest is a directory", []string{"--store", latestDir}, "latest is not a link"},
+		{"clock rate infinite", []string{"--store", store, "--clock-rate", "+Inf"}, `invalid value "+Inf" for --clock-rate: not a finite number`},
+		{"clock rate NaN", []string{"--store", store, "--clock-rate", "NaN"}, `invalid value "NaN" for --clock-rate: not a finite number`},
+		{"fault twice", []string{"--store", store, "--fault", "pause-holder,pause-holder"}, "--fault: pause-holder is given twice"},
+		{"none beside a fault", []string{"--store", store, "--fault", "none,pause-holder"}, "--fault: none cannot be combined with other faults"},
+		{"store empty", []string{"--store", ""}, `--store "": give a directory`},
 		{"store is a file", []string{"--store", file}, "not a directory"},
 		{"store under a file", []string{"--store", filepath.Join(file, "store")}, "not a directory"},
 		{"store unwritable", []string{"--store", filepath.Join(unwritable, "store")}, "give a directory locktest can write to"},
@@ -219,7 +240,12 @@ func TestBadStoreAndNames(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			out, err := exec.Command(binary, append(run, tc.args...)...).CombinedOutput()
+			// In an empty working directory, which a run must not write
+			// into either (--store "").
+			wd := t.TempDir()
+			cmd := exec.Command(binary, append(run, tc.args...)...)
+			cmd.Dir = wd
+			out, err := cmd.CombinedOutput()
 			var ee *exec.ExitError
 			if !errors.As(err, &ee) || ee.ExitCode() != 254 {
 				t.Fatalf("%v, want exit 254:\n%s", err, out)
@@ -227,12 +253,18 @@ func TestBadStoreAndNames(t *testing.T) {
 			if strings.Count(string(out), "\n") != 1 || !strings.Contains(string(out), tc.want) {
 				t.Fatalf("want one line saying %q, got:\n%s", tc.want, out)
 			}
+			if left, _ := os.ReadDir(wd); len(left) > 0 {
+				t.Fatalf("bad input wrote %s into the working directory", left[0].Name())
+			}
 		})
 	}
 	for _, p := range []string{filepath.Join(tmp, "deep"), filepath.Join(tmp, "x")} {
 		if _, err := os.Stat(p); !os.IsNotExist(err) {
 			t.Fatalf("bad input wrote %s", p)
 		}
+	}
+	if left, _ := os.ReadDir(latestDir); len(left) != 1 {
+		t.Fatalf("a store whose latest is a directory got %d entries, want latest alone", len(left))
 	}
 
 	good := locktest(t, "run", "--impl", "redis-single", "--duration", "1s")
@@ -248,24 +280,109 @@ func TestBadStoreAndNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines := strings.Split(string(data), "\n")
-	lines[len(lines)/2] = `{"type":"ok","ti`
-	if err := os.WriteFile(hist, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+	config, err := os.ReadFile(filepath.Join(runDir, scenario.ConfigFile))
+	if err != nil {
 		t.Fatal(err)
+	}
+	lines := strings.Split(string(data), "\n")
+	mid := len(lines) / 2
+	// damaged is a copy of the good run (its config.json and history) as
+	// edit leaves them.
+	damaged := func(edit func(config []byte, lines []string) ([]byte, []string)) string {
+		dir := t.TempDir()
+		c, l := edit(slices.Clone(config), slices.Clone(lines))
+		if err := os.WriteFile(filepath.Join(dir, scenario.ConfigFile), c, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, reports.HistoryFile), []byte(strings.Join(l, "\n")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	record := func(lines []string, edit func(r *history.Record)) {
+		var r history.Record
+		if err := json.Unmarshal([]byte(lines[mid]), &r); err != nil {
+			t.Fatal(err)
+		}
+		edit(&r)
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines[mid] = string(b)
+	}
+	setting := func(name string, v any) func([]byte, []string) ([]byte, []string) {
+		return func(config []byte, lines []string) ([]byte, []string) {
+			var m map[string]any
+			if err := json.Unmarshal(config, &m); err != nil {
+				t.Fatal(err)
+			}
+			m[name] = v
+			b, err := json.Marshal(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return b, lines
+		}
 	}
 	noHistory := t.TempDir()
 	if err := os.Link(filepath.Join(runDir, "config.json"), filepath.Join(noHistory, "config.json")); err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct{ dir, want string }{
-		{runDir, "the history is damaged"},
-		{noHistory, "has no history.jsonl"},
-	} {
-		r := locktestIn(t, "", "analyze", tc.dir)
-		out := strings.TrimSpace(r.stdout + r.stderr)
-		if r.code != 254 || strings.Contains(out, "\n") || !strings.Contains(out, tc.want) {
-			t.Fatalf("analyze %s: exit %d, want 254 and one line saying %q:\n%s", tc.dir, r.code, tc.want, out)
+	readOnly := damaged(func(c []byte, l []string) ([]byte, []string) { return c, l })
+	if os.Geteuid() == 0 {
+		// Root writes through permissions, not into an immutable directory.
+		if out, err := exec.Command("chattr", "+i", readOnly).CombinedOutput(); err != nil {
+			t.Logf("chattr +i (the file system may not take it): %v: %s", err, out)
+			readOnly = ""
+		} else {
+			t.Cleanup(func() { exec.Command("chattr", "-i", readOnly).Run() })
 		}
+	} else if err := os.Chmod(readOnly, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, dir, want string }{
+		{"line cut in the middle", damaged(func(c []byte, l []string) ([]byte, []string) {
+			l[mid] = `{"type":"ok","ti`
+			return c, l
+		}), "the history is damaged"},
+		{"no history", noHistory, "has no history.jsonl"},
+		{"error string too long", damaged(func(c []byte, l []string) ([]byte, []string) {
+			record(l, func(r *history.Record) { r.Error = strings.Repeat("x", history.MaxString+1) })
+			return c, l
+		}), fmt.Sprintf("history line %d: error is", mid+1)},
+		{"time far past the run", damaged(func(c []byte, l []string) ([]byte, []string) {
+			record(l, func(r *history.Record) { r.Time += int64(480 * time.Second) })
+			return c, l
+		}), fmt.Sprintf("history line %d: time", mid+1)},
+		{"process beyond the clients", damaged(func(c []byte, l []string) ([]byte, []string) {
+			record(l, func(r *history.Record) { r.Process = 40 })
+			return c, l
+		}), fmt.Sprintf("history line %d: process 40, but the run had 5 clients", mid+1)},
+		{"newlines replaced", damaged(func(c []byte, l []string) ([]byte, []string) {
+			return c, []string{strings.Join(l, " ")}
+		}), "history line 1 holds a whole record and more"},
+		{"config empty", damaged(func(_ []byte, l []string) ([]byte, []string) { return []byte("{}"), l }), "config.json: field impl"},
+		{"config scenario blank", damaged(setting("scenario", "")), `config.json: field scenario: scenario: name ""`},
+		{"config clients negative", damaged(setting("clients", -3)), "config.json: field clients: clients -3: must be between 1 and 64"},
+		{"run dir read-only", readOnly, "give --no-report"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.dir == "" {
+				t.Skip("no directory here can be made read-only for root")
+			}
+			r := locktestIn(t, "", "analyze", tc.dir)
+			out := strings.TrimSpace(r.stdout + r.stderr)
+			if r.code != 254 || strings.Contains(out, "\n") || !strings.Contains(out, tc.want) {
+				t.Fatalf("analyze %s: exit %d, want 254 and one line saying %q:\n%s", tc.dir, r.code, tc.want, out)
+			}
+		})
+	}
+	if readOnly == "" {
+		return
+	}
+	if r := locktestIn(t, "", "analyze", "--no-report", readOnly); r.code != 0 {
+		t.Fatalf("analyze --no-report of the read-only copy: exit %d, want 0 (valid)", r.code)
 	}
 }
 

@@ -1,0 +1,72 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/locktest/locktest/scenario"
+)
+
+// TestNoRunDirForUnstorableSettings: settings config.json cannot hold
+// (an infinite clock rate, were it to get past Check) leave no run
+// directory and no latest link: the config is encoded before the
+// directory is made.
+func TestNoRunDirForUnstorableSettings(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "store")
+	cfg := scenario.Defaults()
+	cfg.Impl, cfg.Scenario, cfg.Store, cfg.ClockRate = "none", "x", store, math.Inf(1)
+	if _, err := Run(context.Background(), Resolved{Config: cfg}); err == nil {
+		t.Fatal("a config that cannot be encoded ran")
+	}
+	if _, err := os.Stat(store); !os.IsNotExist(err) {
+		t.Fatalf("the store was made: %v", err)
+	}
+}
+
+// TestRelinkLeavesNoTemporary: a latest that cannot be replaced (a
+// directory in its place) fails without leaving latest.tmpPID behind.
+func TestRelinkLeavesNoTemporary(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "latest", "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := relink(filepath.Join(dir, "latest"), "run"); err == nil {
+		t.Fatal("relink replaced a directory")
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Fatalf("%d entries in the store, want latest alone", len(entries))
+	}
+}
+
+// TestLoadRunChecksConfig: a config.json no run writes (blank, or out of
+// the bounds the command line has) is refused naming its field.
+func TestLoadRunChecksConfig(t *testing.T) {
+	for _, tc := range []struct{ config, want string }{
+		{`{}`, "field impl"},
+		{`{"impl":"redis-single"}`, `field scenario: scenario: name ""`},
+		{`{"impl":"redis-single","scenario":"s","clients":-3}`, "field clients: clients -3: must be between 1 and 64"},
+		{`{"impl":"redis-single","scenario":"s","faults":["none","none"]}`, "field faults: faults: none is given twice"},
+	} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, scenario.ConfigFile), []byte(tc.config), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := LoadRun(dir)
+		var bad *BadConfigError
+		if !errors.As(err, &bad) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want a refusal saying %q", tc.config, err, tc.want)
+		}
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, scenario.ConfigFile), []byte(`{"impl":"redis-single","scenario":"s"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadRun(dir); err != nil {
+		t.Errorf("a minimal valid config.json: %v", err)
+	}
+}
