@@ -43,11 +43,23 @@ func TestParseUserServers(t *testing.T) {
 	}
 }
 
-// userProcessUnderTest starts a process standing for a user's server: it
-// is not the cluster's, so the test must end it.
+// userProcessUnderTest starts a process standing for a user's server,
+// holding the listening socket it returns: it is not the cluster's, so the
+// test must end it.
 func userProcessUnderTest(t *testing.T) (*exec.Cmd, net.Listener) {
 	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	f, err := l.(*net.TCPListener).File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
 	cmd := exec.Command("sleep", "60")
+	cmd.ExtraFiles = []*os.File{f}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -55,11 +67,6 @@ func userProcessUnderTest(t *testing.T) (*exec.Cmd, net.Listener) {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
 	return cmd, l
 }
 
@@ -84,6 +91,9 @@ func TestUserServerCheck(t *testing.T) {
 	}
 	if err := (UserServer{Addr: ok.Addr, Pid: gone.Process.Pid}).Check(context.Background()); err == nil || !strings.Contains(err.Error(), "no such process") {
 		t.Errorf("a pid that exited: %v", err)
+	}
+	if err := (UserServer{Addr: ok.Addr, Pid: os.Getppid()}).Check(context.Background()); err == nil || !strings.Contains(err.Error(), "does not listen on "+ok.Addr) {
+		t.Errorf("a live pid that is not the server's: %v", err)
 	}
 	if err := syscall.Kill(ok.Pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
