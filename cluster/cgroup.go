@@ -50,18 +50,9 @@ var runCgroup struct {
 // that kills them all once the coordinator is gone. An error says why
 // there is none; the run then relies on the subreaper.
 func ConfineRun() error {
-	parent, err := ownCgroupDir()
+	dir, err := makeRunCgroup()
 	if err != nil {
 		return err
-	}
-	dir, err := os.MkdirTemp(parent, "locktest-")
-	if err != nil {
-		return fmt.Errorf("run cgroup: %w", err)
-	}
-	// The root cgroup has no cgroup.kill: ask the new one.
-	if _, err := os.Stat(filepath.Join(dir, "cgroup.kill")); err != nil {
-		os.Remove(dir)
-		return fmt.Errorf("run cgroup: no cgroup.kill (Linux 5.14 or later): %w", err)
 	}
 	fd, err := os.Open(dir)
 	if err != nil {
@@ -78,6 +69,35 @@ func ConfineRun() error {
 	runCgroup.dir, runCgroup.fd, runCgroup.guard = dir, fd, guard
 	runCgroup.Unlock()
 	return nil
+}
+
+// RunCgroupSupport says why ConfineRun cannot confine a run here, or nil
+// if it can: it makes a run cgroup and removes it again.
+func RunCgroupSupport() error {
+	dir, err := makeRunCgroup()
+	if err != nil {
+		return err
+	}
+	return os.Remove(dir)
+}
+
+// makeRunCgroup creates an empty cgroup below this process's own, one
+// that can be killed as a whole.
+func makeRunCgroup() (string, error) {
+	parent, err := ownCgroupDir()
+	if err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp(parent, "locktest-")
+	if err != nil {
+		return "", fmt.Errorf("run cgroup: %w", err)
+	}
+	// The root cgroup has no cgroup.kill: ask the new one.
+	if _, err := os.Stat(filepath.Join(dir, "cgroup.kill")); err != nil {
+		os.Remove(dir)
+		return "", fmt.Errorf("run cgroup: no cgroup.kill (Linux 5.14 or later): %w", err)
+	}
+	return dir, nil
 }
 
 // cgroupGuardScript waits for its stdin to close, kills the cgroup $1 and
