@@ -63,6 +63,11 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	// end it as they end, bad arguments included (StopTopology).
 	if slices.Contains([]string{"run", "suite", "explore", "envelope"}, args[0]) {
 		defer container.StopTopology()
+		// A cgroup holds what the subreaper loses when this process is
+		// SIGKILLed: children that left their session.
+		if err := cluster.ConfineRun(); err != nil {
+			slog.Info("processes that leave their session may outlive a SIGKILLed coordinator", "err", err)
+		}
 	}
 	root.SetArgs(twoDashes(root, args))
 	cmd, err := root.ExecuteContextC(ctx)

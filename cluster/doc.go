@@ -1,7 +1,11 @@
 // Package cluster starts and stops the real server processes of a run
 // (redis-server and friends) and the worker processes, each in its own
 // process group with a parent-death signal, so that nothing outlives the
-// coordinator: not on a normal end, an error, Ctrl-C, or a SIGKILL.
+// coordinator: not on a normal end, an error, Ctrl-C, or a SIGKILL. What
+// leaves its group and session is found as the coordinator's or a worker's
+// orphan (they are subreapers), and, where a cgroup can be made
+// (ConfineRun), is in the run's cgroup, which a guard kills once the
+// coordinator is gone however it ended.
 //
 // A Process can be paused (SIGSTOP, like a stop-the-world GC pause),
 // continued and killed; a paused process is continued before it is killed.

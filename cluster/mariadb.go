@@ -2,8 +2,11 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -24,10 +27,25 @@ const mariadbOSUser = "mysql"
 // directory's path may exceed a socket path's 107 bytes. The log goes to
 // stderr, which is the node's log.
 var mariadbConfig = []string{
-	"--skip-grant-tables", "--skip-name-resolve", "--socket=mysqld.sock",
+	"--skip-grant-tables", "--skip-name-resolve", "--socket=" + mariadbSocket,
 	"--innodb-flush-log-at-trx-commit=0", "--innodb-buffer-pool-size=16M",
 	"--innodb-buffer-pool-load-at-startup=0", "--innodb-buffer-pool-dump-at-shutdown=0",
 	"--innodb-temp-data-file-path=ibtmp1:1M:autoextend",
+}
+
+// mariadbSocket is the name of the Unix socket mariadbd must listen on (it
+// has no setting for none). Nobody connects through it, and a killed
+// server leaves it behind, world-writable: once the server is ready, the
+// node unlinks it (unlinkSocket), which leaves the listening socket in
+// place and nothing on disk on any exit path.
+const mariadbSocket = "mysqld.sock"
+
+// unlinkSocket removes the socket file at path, if there is one.
+func unlinkSocket(path string) error {
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove the server's socket file: %w", err)
+	}
+	return nil
 }
 
 // mariadbBinaries checks that mariadb-install-db and mariadbd are installed.
@@ -78,7 +96,15 @@ func (c *Cluster) StartMariaDB(ctx context.Context, name string) (*Node, error) 
 		_ = p.Kill()
 		return nil, fmt.Errorf("mariadb-install-db for %s failed (see %s): %w", name, logf.Name(), err)
 	}
-	n := &Node{Name: name, Kind: "mariadb", ready: pingMariaDB}
+	n := &Node{Name: name, Kind: "mariadb", ready: func(ctx context.Context, addr string) error {
+		if err := pingMariaDB(ctx, addr); err != nil {
+			return err
+		}
+		if err := unlinkSocket(filepath.Join(data, mariadbSocket)); err != nil {
+			slog.Warn("mariadbd's socket file may outlive the run", "node", name, "err", err)
+		}
+		return nil
+	}}
 	if n.Port, err = FreePort(); err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"golang.org/x/sys/unix"
 )
 
 // PostgresUser is the database user of a PostgreSQL node (trusted on
@@ -24,10 +26,13 @@ const (
 // killed server still keeps what the kernel has; only a machine crash
 // would lose it), TCP on loopback only and no Unix socket (a run
 // directory's path may exceed a socket path's 107 bytes), small memory,
-// and every log line on stderr, which is the node's log.
+// and every log line on stderr, which is the node's log. Dynamic shared
+// memory lives in files under the data directory (pg_dynshmem), not in
+// /dev/shm: a killed postmaster cannot remove its segments, and two were
+// left in /dev/shm after every interrupted run.
 var postgresConfig = []string{
 	"fsync=off", "synchronous_commit=off", "full_page_writes=off",
-	"unix_socket_directories=",
+	"unix_socket_directories=", "dynamic_shared_memory_type=mmap",
 	"shared_buffers=16MB", "max_connections=50",
 	"logging_collector=off", "log_destination=stderr",
 }
@@ -87,7 +92,16 @@ func (c *Cluster) StartPostgres(ctx context.Context, name string) (*Node, error)
 			return nil, fmt.Errorf("pg_hba.conf of %s: %w", name, err)
 		}
 	}
-	n := &Node{Name: name, Kind: "postgres", ready: pingPostgres}
+	_, local := c.backend.(local)
+	n := &Node{Name: name, Kind: "postgres", ready: func(ctx context.Context, addr string) error {
+		if err := pingPostgres(ctx, addr); err != nil || !local {
+			return err // a container's segment is in its own IPC namespace
+		}
+		if err := releaseInterlock(data); err != nil {
+			slog.Warn("a postgres shared memory segment may outlive the run", "node", name, "err", err)
+		}
+		return nil
+	}}
 	port, err := FreePort()
 	if err != nil {
 		return nil, err
@@ -102,6 +116,46 @@ func (c *Cluster) StartPostgres(ctx context.Context, name string) (*Node, error)
 		return nil, err
 	}
 	return n, nil
+}
+
+// releaseInterlock marks the small System V segment a running postmaster
+// keeps (its interlock against a second postmaster on the data directory)
+// to be destroyed once no process has it attached: a killed postmaster
+// cannot remove it, and it was left after every interrupted run. Postgres
+// goes on working with it (its processes stay attached), and a restart
+// after kill-node finds it gone, which is what it checks. The segment is
+// named by postmaster.pid (line 7: key and id) and checked to be the one
+// that postmaster (line 1) created before it is touched.
+func releaseInterlock(data string) error {
+	pidFile, err := os.ReadFile(filepath.Join(data, "postmaster.pid"))
+	if err != nil {
+		return fmt.Errorf("postmaster.pid: %w", err)
+	}
+	lines := strings.Split(string(pidFile), "\n")
+	if len(lines) < 7 {
+		return fmt.Errorf("postmaster.pid has %d lines, not the 7 of a running postmaster", len(lines))
+	}
+	pid, errPid := strconv.Atoi(strings.TrimSpace(lines[0]))
+	f := strings.Fields(lines[6])
+	if errPid != nil || len(f) != 2 {
+		return fmt.Errorf("postmaster.pid: no pid and shared memory key and id in %q", pidFile)
+	}
+	key, errKey := strconv.ParseInt(f[0], 10, 64)
+	id, errID := strconv.Atoi(f[1])
+	if errKey != nil || errID != nil {
+		return fmt.Errorf("postmaster.pid: shared memory %q is not a key and an id", lines[6])
+	}
+	var ds unix.SysvShmDesc
+	if _, err := unix.SysvShmCtl(id, unix.IPC_STAT, &ds); err != nil {
+		return fmt.Errorf("shared memory %d of postmaster %d: %w", id, pid, err)
+	}
+	if int64(ds.Perm.Key) != key || int(ds.Cpid) != pid {
+		return fmt.Errorf("shared memory %d is not postmaster %d's (key %d, made by %d)", id, pid, ds.Perm.Key, ds.Cpid)
+	}
+	if _, err := unix.SysvShmCtl(id, unix.IPC_RMID, nil); err != nil {
+		return fmt.Errorf("release shared memory %d of postmaster %d: %w", id, pid, err)
+	}
+	return nil
 }
 
 // chownToRunAs gives dir to the user a child will run as (see Spec.RunAs).

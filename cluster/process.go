@@ -43,8 +43,9 @@ type Spec struct {
 	// child starts in / instead: give it absolute paths. Pdeathsig is set
 	// after the switch of user, so it still holds.
 	RunAs string
-	// Outlive spares the child the parent-death signal: a guard that must
-	// act once the coordinator is gone (see Cluster.Adopt) and then exits.
+	// Outlive spares the child the parent-death signal and the run's
+	// cgroup (ConfineRun): a guard that must act once the coordinator is
+	// gone (see Cluster.Adopt) and then exits.
 	Outlive bool
 }
 
@@ -79,6 +80,8 @@ func Start(spec Spec) (*Process, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: !spec.SameGroup, Pdeathsig: syscall.SIGKILL}
 	if spec.Outlive {
 		cmd.SysProcAttr.Pdeathsig = 0
+	} else {
+		intoRunCgroup(cmd.SysProcAttr)
 	}
 	if as, err := runAs(cmd.SysProcAttr, spec.RunAs); err != nil {
 		return nil, fmt.Errorf("start %s: %w", spec.Name, err)

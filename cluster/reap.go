@@ -92,8 +92,9 @@ func trackedPids() map[int]bool {
 
 // KillAll kills every process this coordinator started that is still
 // running, whatever they started in turn (KillDescendants), and closes
-// every backend still open (removing the containers it has). It is the last line of defence on error
-// and interrupt paths.
+// every backend still open (removing the containers it has), and kills
+// what is left in the run's cgroup (ConfineRun). It is the last line of
+// defence on error and interrupt paths.
 func KillAll() {
 	liveMu.Lock()
 	procs := make([]*Process, 0, len(live))
@@ -114,4 +115,5 @@ func KillAll() {
 	for _, c := range clusters {
 		_ = c.closeBackend()
 	}
+	endRunCgroup()
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -66,7 +67,7 @@ const UserDialTimeout = 2 * time.Second
 
 // Check says, before anything starts, whether the server can be used: it
 // accepts a TCP connection, and its pid (if given) names a running process
-// this user may signal.
+// this user may signal that listens on the server's address.
 func (s UserServer) Check(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, UserDialTimeout)
 	defer cancel()
@@ -89,6 +90,17 @@ func (s UserServer) Check(ctx context.Context) error {
 	}
 	if pidStopped(s.Pid) {
 		return fmt.Errorf("--server-pids %d: the process is stopped already: continue it first (kill -CONT %d)", s.Pid, s.Pid)
+	}
+	// A pause fault stops this pid: if it is not the server's, it stops
+	// something else and the server goes on, and the run would pass
+	// untested.
+	switch listens, err := listensOn(ctx, s.Pid, s.Addr); {
+	case err != nil:
+		return fmt.Errorf("--server-pids %d: cannot tell whether it is the server at %s: %w", s.Pid, s.Addr, err)
+	case !listens:
+		comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", s.Pid))
+		return fmt.Errorf("--server-pids %d: process %d (%q) does not listen on %s: give the pid of the server at that address",
+			s.Pid, s.Pid, strings.TrimSpace(string(comm)), s.Addr)
 	}
 	return nil
 }

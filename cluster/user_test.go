@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"net"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -42,11 +43,23 @@ func TestParseUserServers(t *testing.T) {
 	}
 }
 
-// userProcessUnderTest starts a process standing for a user's server: it
-// is not the cluster's, so the test must end it.
+// userProcessUnderTest starts a process standing for a user's server,
+// holding the listening socket it returns: it is not the cluster's, so the
+// test must end it.
 func userProcessUnderTest(t *testing.T) (*exec.Cmd, net.Listener) {
 	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	f, err := l.(*net.TCPListener).File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
 	cmd := exec.Command("sleep", "60")
+	cmd.ExtraFiles = []*os.File{f}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -54,11 +67,6 @@ func userProcessUnderTest(t *testing.T) (*exec.Cmd, net.Listener) {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
 	return cmd, l
 }
 
@@ -83,6 +91,9 @@ func TestUserServerCheck(t *testing.T) {
 	}
 	if err := (UserServer{Addr: ok.Addr, Pid: gone.Process.Pid}).Check(context.Background()); err == nil || !strings.Contains(err.Error(), "no such process") {
 		t.Errorf("a pid that exited: %v", err)
+	}
+	if err := (UserServer{Addr: ok.Addr, Pid: os.Getppid()}).Check(context.Background()); err == nil || !strings.Contains(err.Error(), "does not listen on "+ok.Addr) {
+		t.Errorf("a live pid that is not the server's: %v", err)
 	}
 	if err := syscall.Kill(ok.Pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
@@ -150,4 +161,53 @@ func TestAdoptWithoutPids(t *testing.T) {
 	if c.guard != nil {
 		t.Error("a guard started with no pid to continue")
 	}
+}
+
+// TestListensOn: a pid is taken for a server's only if the process holds a
+// socket listening on the server's address, on its IP or the wildcard.
+func TestListensOn(t *testing.T) {
+	listen := func(addr string) string {
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Skipf("cannot listen on %s: %v", addr, err)
+		}
+		t.Cleanup(func() { l.Close() })
+		return l.Addr().String()
+	}
+	v4, any4 := listen("127.0.0.1:0"), listen("0.0.0.0:0")
+	_, anyPort, _ := net.SplitHostPort(any4)
+	type row struct {
+		name string
+		pid  int
+		addr string
+		want bool
+	}
+	cases := []row{
+		{"its loopback listener", os.Getpid(), v4, true},
+		{"its wildcard listener, by loopback", os.Getpid(), "127.0.0.1:" + anyPort, true},
+		{"its wildcard listener, by name", os.Getpid(), "localhost:" + anyPort, true},
+		{"another process", os.Getppid(), v4, false},
+		{"a port nobody listens on", os.Getpid(), "127.0.0.1:1", false},
+	}
+	if v6 := listenV6(t); v6 != "" {
+		cases = append(cases, row{"its IPv6 loopback listener", os.Getpid(), v6, true})
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := listensOn(context.Background(), tc.pid, tc.addr)
+			if err != nil || got != tc.want {
+				t.Fatalf("listensOn(%d, %s) = %v, %v; want %v", tc.pid, tc.addr, got, err, tc.want)
+			}
+		})
+	}
+}
+
+// listenV6 listens on [::1] for the test, or returns "" without IPv6.
+func listenV6(t *testing.T) string {
+	l, err := net.Listen("tcp", "[::1]:0")
+	if err != nil {
+		return ""
+	}
+	t.Cleanup(func() { l.Close() })
+	return l.Addr().String()
 }

@@ -51,6 +51,11 @@ type Health struct {
 	// Undelivered says why the faults were not delivered as asked: a
 	// valid verdict then is no evidence.
 	Undelivered []string `json:"undelivered,omitempty"`
+	// CutShortS is how far into the run its history goes when the run
+	// ended before its duration without a run-end mark (its coordinator
+	// was killed or interrupted): what was checked is a prefix of the run
+	// asked for, and a valid verdict on it is no evidence.
+	CutShortS *float64 `json:"cut_short_s,omitempty"`
 	// StoppedBy names the checks whose violations ended the run before
 	// its duration (--stop-on-violation). The run's length, the clients'
 	// span and the strikes are then judged against where it stopped.
@@ -103,6 +108,11 @@ func MeasureHealth(recs []history.Record, faults []string) *Health {
 		if end.Lag != nil {
 			h.LagP99Ms, h.LagMaxMs, h.LagTicks = float64(end.Lag.P99)/1e6, float64(end.Lag.Max)/1e6, end.Lag.Ticks
 		}
+	} else if last := lastTime(recs); last < deadline {
+		// A run past its duration that missed only its final heal tested
+		// all it was asked to.
+		got := seconds(last - start.Time)
+		h.CutShortS = &got
 	}
 
 	// Clients: their ops' span and when each began.
@@ -192,8 +202,8 @@ func MeasureHealth(recs []history.Record, faults []string) *Health {
 
 // Judge returns the verdict the health allows and the notes that say
 // why: a valid verdict on faults not delivered as asked becomes unknown;
-// an invalid one stays (a violation is a violation). A nil Health changes
-// nothing.
+// an invalid one stays (a violation is a violation). So does a valid
+// verdict on a run cut short. A nil Health changes nothing.
 func (h *Health) Judge(v checker.Verdict) (checker.Verdict, []string) {
 	if h == nil {
 		return v, nil
@@ -201,6 +211,15 @@ func (h *Health) Judge(v checker.Verdict) (checker.Verdict, []string) {
 	var notes []string
 	for _, p := range h.Problems {
 		notes = append(notes, "timing not honoured: "+p)
+	}
+	if h.CutShortS != nil {
+		cut := h.cutShort() + " (no run-end mark: its coordinator was killed or interrupted)"
+		if v == checker.Valid {
+			v = checker.Unknown
+			notes = append(notes, "verdict unknown, not valid: the run was "+cut)
+		} else {
+			notes = append(notes, "the run was "+cut)
+		}
 	}
 	switch {
 	case len(h.Undelivered) == 0:
@@ -216,11 +235,17 @@ func (h *Health) Judge(v checker.Verdict) (checker.Verdict, []string) {
 // line is the summary's account of the health.
 func (h *Health) line() string {
 	state := "ok"
-	if len(h.Problems)+len(h.Undelivered) > 0 {
+	switch {
+	case h.CutShortS != nil:
+		state = "CUT SHORT"
+	case len(h.Problems)+len(h.Undelivered) > 0:
 		state = "TIMING NOT HONOURED"
 	}
 	run := "never healed"
-	if h.RunS != nil {
+	switch {
+	case h.CutShortS != nil:
+		run = h.cutShort()
+	case h.RunS != nil:
 		run = fmt.Sprintf("%.2f s to the final heal (%.2f s late)", *h.RunS, *h.FinalHealLateS)
 	}
 	s := fmt.Sprintf("%s: run asked %.2f s, %s, clients active %.2f s, %d began within %.2f s; coordinator lag p99 %.0f ms, max %.0f ms",
@@ -236,6 +261,21 @@ func (h *Health) line() string {
 		s += fmt.Sprintf("; stopped at %.2f s, the %s check(s) having found a violation (--stop-on-violation)", *h.RunS, strings.Join(h.StoppedBy, " and "))
 	}
 	return s
+}
+
+// lastTime is the latest time in the history.
+func lastTime(recs []history.Record) int64 {
+	var last int64
+	for _, r := range recs {
+		last = max(last, r.Time)
+	}
+	return last
+}
+
+// cutShort says how far a run cut short got: "cut short at 0.80 s of
+// 8.00 s".
+func (h *Health) cutShort() string {
+	return fmt.Sprintf("cut short at %.2f s of %.2f s", *h.CutShortS, h.RunAskedS)
 }
 
 func seconds(ns int64) float64 { return float64(ns) / 1e9 }

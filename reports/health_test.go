@@ -28,6 +28,18 @@ func healthRun(clientsAt, end, lagP99 int64, faults ...history.Record) []history
 	return recs
 }
 
+// cutRun builds the history of an 8 s run whose coordinator was killed
+// at into the run: two clients' ops up to then, and no run-end mark.
+func cutRun(at int64) []history.Record {
+	recs := []history.Record{{Process: history.NemesisProcess, Type: history.RunStart, Asked: 8 * sec, Time: 1 * sec}}
+	for c := range 2 {
+		recs = append(recs,
+			history.Record{Process: c, Seq: 1, Type: history.Invoke, F: history.FAcquire, Time: 1*sec + sec/100},
+			history.Record{Process: c, Seq: 1, Type: history.OK, F: history.FAcquire, Time: 1*sec + at})
+	}
+	return recs
+}
+
 // strike is a fault start and stop, asked to last asked (0: own hold).
 func strike(fault string, at, lasted, asked int64) []history.Record {
 	return []history.Record{
@@ -99,6 +111,12 @@ func TestHealth(t *testing.T) {
 			notes: []string{"the final heal came 3.00 s after the run's end"}},
 		{name: "unfinished run judges no delivery", recs: healthRun(10*ms, 0, 0),
 			faults: []string{"pause-holder"}, verdict: checker.Valid, want: checker.Valid},
+		{name: "killed 0.8 s into the run: valid becomes unknown", recs: cutRun(800 * ms),
+			faults: []string{"pause-holder"}, verdict: checker.Valid, want: checker.Unknown,
+			notes: []string{"verdict unknown, not valid: the run was cut short at 0.80 s of 8.00 s"}},
+		{name: "killed 0.8 s into the run: invalid stays invalid", recs: cutRun(800 * ms),
+			verdict: checker.Invalid, want: checker.Invalid,
+			notes: []string{"the run was cut short at 0.80 s of 8.00 s"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := MeasureHealth(tc.recs, tc.faults)
@@ -117,7 +135,7 @@ func TestHealth(t *testing.T) {
 					t.Errorf("note %d %q does not say %q", i, notes[i], want)
 				}
 			}
-			state := strings.Contains(h.line(), "TIMING NOT HONOURED")
+			state := strings.Contains(h.line(), "TIMING NOT HONOURED") || strings.Contains(h.line(), "CUT SHORT: run asked 8.00 s, cut short at")
 			if state != (len(tc.notes) > 0) {
 				t.Errorf("health line %q disagrees with the notes %q", h.line(), notes)
 			}

@@ -220,6 +220,17 @@ func TestRunFinishes(t *testing.T) {
 	}{
 		{"running", func() {}, "<b>IN PROGRESS</b>"},
 		{"checked, lock still held", func() {
+			// The run reached its end: its coordinator marked it, then checked.
+			end, _ := json.Marshal(history.Record{Index: 7, Process: history.NemesisProcess, Type: history.RunEnd, F: "run", Time: clock.Mono()})
+			f, err := os.OpenFile(filepath.Join(s.dir, s.running, reports.HistoryFile), os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = f.Write(append(end, '\n'))
+			f.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
 			if _, err := runner.Analyze(filepath.Join(s.dir, s.running), s.runningCfg); err != nil {
 				t.Fatal(err)
 			}

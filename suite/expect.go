@@ -194,15 +194,15 @@ func (e Expect) stopChecks(w workloads.Workload) []string {
 }
 
 // onlyClientsHung says whether r is unknown for no reason but lock
-// clients that broke: the check that decides passed, and every fault was
-// delivered as asked.
+// clients that broke: the check that decides passed, every fault was
+// delivered as asked, and the run reached its end.
 func onlyClientsHung(r reports.Results) bool {
 	decided := r.Checks.Mutex
 	if r.DecidedBy == checker.ResourceCheck {
 		decided = r.Checks.Resource
 	}
 	return r.Verdict == checker.Unknown && r.BrokenClients > 0 && decided.Verdict == checker.Valid &&
-		(r.Health == nil || len(r.Health.Undelivered) == 0)
+		(r.Health == nil || len(r.Health.Undelivered) == 0 && r.Health.CutShortS == nil)
 }
 
 func unknownWhy(r reports.Results) string {

@@ -1,7 +1,14 @@
 package tests
 
 import (
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/locktest/locktest/checker"
@@ -67,4 +74,92 @@ func TestDatabaseLocksListed(t *testing.T) {
 			t.Errorf("locktest version lacks %q:\n%s", want, r.stdout)
 		}
 	}
+}
+
+// TestInterruptedDatabaseLeavesNoFiles interrupts (SIGINT) and kills
+// (SIGKILL) the coordinator of database runs while a worker is paused:
+// besides their processes, the servers must leave no shared memory
+// (/dev/shm, System V) and no socket file behind. The servers cannot
+// clean up after themselves: they are killed too.
+func TestInterruptedDatabaseLeavesNoFiles(t *testing.T) {
+	for _, impl := range []string{"postgres-advisory", "mariadb-getlock"} {
+		for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGKILL} {
+			t.Run(impl+"/"+sig.String(), func(t *testing.T) {
+				store := filepath.Join(t.TempDir(), "store")
+				cmd := exec.Command(binary, "run", "--impl", impl, "--fault", "pause-holder",
+					"--fault-interval", "500ms", "--fault-duration", "20s", "--duration", "60s", "--store", store)
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				defer cmd.Process.Kill()
+				waitForFault(t, filepath.Join(store, "latest", "history.jsonl"))
+				pids := map[string]bool{}
+				for _, p := range ourProcesses(t, store) {
+					pids[strings.SplitN(p, ":", 2)[0]] = true
+				}
+				if len(pids) == 0 {
+					t.Fatal("found no process of the run: the leftover check would prove nothing")
+				}
+				shm, sysv := sharedMemoryOf(t, pids), sysvSegmentsOf(t, pids)
+				if err := cmd.Process.Signal(sig); err != nil {
+					t.Fatal(err)
+				}
+				_ = cmd.Wait()
+				assertNothingLeft(t, store)
+				for _, f := range shm {
+					if _, err := os.Stat(f); err == nil {
+						t.Errorf("%s outlived the run", f)
+					}
+				}
+				for _, left := range sysvSegmentsOf(t, nil) {
+					if slices.Contains(sysv, left) {
+						t.Errorf("System V shared memory %s outlived the run", left)
+					}
+				}
+				_ = filepath.WalkDir(store, func(path string, d fs.DirEntry, err error) error {
+					if err == nil && d.Type()&fs.ModeSocket != 0 {
+						t.Errorf("socket file %s outlived the run", path)
+					}
+					return nil
+				})
+			})
+		}
+	}
+}
+
+// sharedMemoryOf lists the files in /dev/shm that the processes map.
+func sharedMemoryOf(t *testing.T, pids map[string]bool) []string {
+	t.Helper()
+	var files []string
+	for pid := range pids {
+		maps, _ := os.ReadFile(filepath.Join("/proc", pid, "maps"))
+		for _, line := range strings.Split(string(maps), "\n") {
+			if i := strings.Index(line, "/dev/shm/"); i >= 0 && !slices.Contains(files, line[i:]) {
+				files = append(files, line[i:])
+			}
+		}
+	}
+	return files
+}
+
+// sysvSegmentsOf lists the System V shared memory segments (as "id
+// made by pid") that the processes made; every one for nil pids.
+func sysvSegmentsOf(t *testing.T, pids map[string]bool) []string {
+	t.Helper()
+	table, err := os.ReadFile("/proc/sysvipc/shm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var segs []string
+	for _, line := range strings.Split(string(table), "\n")[1:] {
+		// key shmid perms size cpid ...
+		f := strings.Fields(line)
+		if len(f) < 5 {
+			continue
+		}
+		if _, err := strconv.Atoi(f[4]); err == nil && (pids == nil || pids[f[4]]) {
+			segs = append(segs, f[1]+" made by "+f[4])
+		}
+	}
+	return segs
 }

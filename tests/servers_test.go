@@ -223,6 +223,17 @@ func TestUserServersBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid := strconv.Itoa(u.pid)
+	// An unrelated process of the user's, which a pause must never stop in
+	// place of the server.
+	sleep := exec.Command("sleep", "60")
+	sleep.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := sleep.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = sleep.Process.Kill()
+		_ = sleep.Wait()
+	})
 	cases := []struct {
 		args []string
 		want string
@@ -237,6 +248,8 @@ func TestUserServersBadInput(t *testing.T) {
 		{[]string{"--impl", "redis-single", "--servers", u.addr, "--server-pids", pid, "--fault", "clock-bump"}, "fault clock-bump needs servers locktest starts"},
 		{[]string{"--impl", "redis-single", "--servers", u.addr, "--server-pids", pid + ",4242"}, "2 pid(s) for 1 server(s)"},
 		{[]string{"--impl", "redis-single", "--servers", u.addr, "--server-pids", strconv.Itoa(gone.Process.Pid)}, "no such process"},
+		{[]string{"--impl", "redis-single", "--servers", u.addr, "--server-pids", strconv.Itoa(sleep.Process.Pid), "--fault", "pause-node"},
+			"--server-pids " + strconv.Itoa(sleep.Process.Pid) + ": process " + strconv.Itoa(sleep.Process.Pid) + ` ("sleep") does not listen on ` + u.addr},
 		{[]string{"--impl", "redis-single", "--server-pids", pid}, "--server-pids needs --servers"},
 		{[]string{"--impl", "redis-single", "--servers", u.addr, "--server-pids", "redis"}, "--server-pids: redis is no server's process id"},
 		{[]string{"--impl", "exec", "--exec-cmd", "python3 x.py", "--exec-servers", "redlock", "--servers", u.addr}, "impl exec runs on 5 server(s), 1 given"},
