@@ -33,6 +33,7 @@ func TestHealStartOnlyForRestarts(t *testing.T) {
 	}
 	r := &run{hist: hist, cluster: c, log: slog.New(slog.DiscardHandler)}
 	env := r.faultEnv([]*cluster.Node{node})
+	r.recordFaults(env, []*cluster.Node{node}, history.AimServers)
 
 	env.Started("pause-node", node.Name, "", time.Second)
 	if err := node.Process().Pause(); err != nil {

@@ -360,20 +360,7 @@ func (r *run) execute(ctx context.Context) (bool, error) {
 			e := *env
 			e.Rand = seed.Stream(cfg.Seed, seed.Faults, i)
 			e.Target = cfg.Targets[i]
-			aim := f.Traits().Aim
-			// A fault's strikes come one at a time (every, runSplit).
-			var before []any
-			e.Started = func(fault, target, moment string, asked time.Duration) {
-				before = r.running(servers)
-				r.faultEvent(history.Record{Type: history.FaultStart, Fault: fault, Target: target, Moment: moment,
-					Aim: aim, Asked: int64(asked)}, 0)
-			}
-			e.Stopped = func(fault, target string, healing time.Duration) {
-				if before == nil || slices.Equal(before, r.running(servers)) {
-					healing = 0 // restarted nothing: however slow, the heal was the strike's
-				}
-				r.faultEvent(history.Record{Type: history.FaultStop, Fault: fault, Target: target}, healing)
-			}
+			r.recordFaults(&e, servers, f.Traits().Aim)
 			faultErrs[i] = f.Run(nctx, &e)
 		}()
 	}
@@ -423,6 +410,25 @@ func (r *run) faultEnv(servers []*cluster.Node) *faults.Env {
 		},
 		Log:     r.log,
 		PauseAt: r.pauseAt,
+	}
+}
+
+// recordFaults has e record each strike of a fault aimed at aim: its
+// start, and its stop, which says when the heal began only when the heal
+// restarted something. A fault's strikes come one at a time (every,
+// runSplit), so one snapshot of what runs serves them all.
+func (r *run) recordFaults(e *faults.Env, servers []*cluster.Node, aim history.Aim) {
+	var before []any
+	e.Started = func(fault, target, moment string, asked time.Duration) {
+		before = r.running(servers)
+		r.faultEvent(history.Record{Type: history.FaultStart, Fault: fault, Target: target, Moment: moment,
+			Aim: aim, Asked: int64(asked)}, 0)
+	}
+	e.Stopped = func(fault, target string, healing time.Duration) {
+		if before == nil || slices.Equal(before, r.running(servers)) {
+			healing = 0 // restarted nothing: however slow, the heal was the strike's
+		}
+		r.faultEvent(history.Record{Type: history.FaultStop, Fault: fault, Target: target}, healing)
 	}
 }
 
