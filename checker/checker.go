@@ -90,7 +90,10 @@ type Report struct {
 	// Efficacy says, per fault in Faults (same order), whether it took
 	// effect: a run whose faults did nothing proves little.
 	Efficacy []FaultEffect `json:"efficacy,omitempty"`
-	Start    int64         `json:"start"`
+	// Lease judges the violations against the run's lease (Options.TTL):
+	// a bug of the lock, or a lease that ran out. Nil with no violation.
+	Lease *LeaseFinding `json:"lease,omitempty"`
+	Start int64         `json:"start"`
 }
 
 // Options tune the checks.
@@ -134,6 +137,7 @@ func Check(recs []history.Record, opt Options) Report {
 	rep.Resource.Violations = lostUpdates(ops, faults, rep.Stats, opt.MaxViolations)
 	explainUnnamed(&rep.Mutex, "the mutex model found no legal order of the lock operations (see the visualization)")
 	explainUnnamed(&rep.Resource, "the counter model found no legal order of the critical sections (see the visualization)")
+	rep.Lease = ClassifyLease(ops, opt.TTL, start)
 	rep.Mutex.FirstViolationS = firstViolation(rep.Mutex.Violations, start)
 	rep.Resource.FirstViolationS = firstViolation(rep.Resource.Violations, start)
 	return rep

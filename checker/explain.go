@@ -193,7 +193,10 @@ func resourceStats(ops []history.Op) ResourceStats {
 
 // lostUpdates names critical sections that read the same value: each such
 // group wrote the same v+1, so all but one update was lost.
-func lostUpdates(ops []history.Op, faults []history.Fault, s ResourceStats, limit int) []Violation {
+// readTwice groups the acknowledged critical sections that read the same
+// value of one key (each group lost all but one of its updates), in the
+// order of their first reader; each group lists indexes into ops.
+func readTwice(ops []history.Op) [][]int {
 	type rk struct {
 		key   string
 		value int64
@@ -219,14 +222,22 @@ func lostUpdates(ops []history.Op, faults []history.Fault, s ResourceStats, limi
 			groups[k] = append(groups[k], i)
 		}
 	}
-	// Report groups in the order of their first reader, as they happened.
+	// Groups in the order of their first reader, as they happened.
 	sort.SliceStable(order, func(x, y int) bool { return first[order[x]] < first[order[y]] })
+	out := make([][]int, len(order))
+	for i, k := range order {
+		out[i] = groups[k]
+	}
+	return out
+}
+
+func lostUpdates(ops []history.Op, faults []history.Fault, s ResourceStats, limit int) []Violation {
 	var out []Violation
-	for _, k := range order {
-		g := groups[k]
+	for _, g := range readTwice(ops) {
+		op := ops[g[0]]
 		v := Violation{
 			Summary: fmt.Sprintf("%d critical sections on %q all read %d and wrote %d: %d update(s) lost",
-				len(g), k.key, k.value, k.value+1, len(g)-1),
+				len(g), op.Key, *op.Value, *op.Value+1, len(g)-1),
 			Time: ops[g[1]].Return,
 		}
 		last := ops[g[0]].Return

@@ -81,6 +81,9 @@ func Summary(w io.Writer, r Results) {
 			}
 		}
 	}
+	if l := c.Lease; l != nil {
+		fmt.Fprintf(w, "lease     %s: %s\n", LeaseClassText(l.Class), l.Why)
+	}
 	if r.Health != nil {
 		fmt.Fprintf(w, "health    %s\n", r.Health.line())
 	}
@@ -162,4 +165,17 @@ func recoveryText(rec checker.Recovery) string {
 	default:
 		return fmt.Sprintf("never in the %.1f s the run went on", rec.WatchedMs/1e3)
 	}
+}
+
+// LeaseClassText says a lease class as the summary and reports do.
+func LeaseClassText(c checker.LeaseClass) string {
+	switch c {
+	case checker.NoFaultNeeded:
+		return "unsafe with no fault (critical sections inside the lease)"
+	case checker.InsideLease:
+		return "unsafe inside the lease (a bug of the lock)"
+	case checker.BeyondLease:
+		return "unsafe only beyond the lease (as every unfenced lease lock; fencing is the cure)"
+	}
+	return "no violation"
 }

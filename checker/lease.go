@@ -1,0 +1,174 @@
+package checker
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/locktest/locktest/history"
+)
+
+// LeaseClass says what a violation means for the lock under test: a bug
+// of its own, or the lease contract that every unfenced lease lock has.
+// A search reports the worst class it found, so that a user learns about
+// their lock, not about leases in general.
+type LeaseClass string
+
+const (
+	// NoFaultNeeded: the same run without any fault loses updates too,
+	// while every critical section was shorter than the lease. Only a
+	// search, which makes that fault-free rerun, can say it.
+	NoFaultNeeded LeaseClass = "no-fault-needed"
+	// InsideLease: a lease still valid was granted again, a client
+	// believed a grant its lease may not have covered, or the data was
+	// lost while no lease had run out. A bug of the lock: no fault excuses
+	// it, whatever made it show.
+	InsideLease LeaseClass = "inside-lease"
+	// BeyondLease: every overlap began after the earlier holder's lease
+	// had run out: a pause, a delay or a clock jump outlasted the lease,
+	// which every unfenced lease lock allows. Fencing is the cure.
+	BeyondLease LeaseClass = "beyond-lease"
+)
+
+// Worse reports whether c is a worse finding than d: no fault needed,
+// then inside the lease, then beyond it, then none ("").
+func (c LeaseClass) Worse(d LeaseClass) bool { return c.rank() < d.rank() }
+
+func (c LeaseClass) rank() int {
+	switch c {
+	case NoFaultNeeded:
+		return 0
+	case InsideLease:
+		return 1
+	case BeyondLease:
+		return 2
+	}
+	return 3
+}
+
+// LeaseFinding is a history's violations judged against the lease.
+type LeaseFinding struct {
+	Class LeaseClass `json:"class"`
+	// Why names the violation that decided the class, with its times.
+	Why string `json:"why"`
+}
+
+// ClassifyLease judges a history's violations against a lease of ttl. A
+// client's lease began no earlier than its acquire's call (or the call of
+// a renewal that returned ok), so it ran until at least call + ttl: a
+// second client granted the key before then had a still-valid lease
+// granted again. "Inside" is said only when that is sure; an overlap that
+// began after the earlier lease may have run out is "beyond". Nil when
+// there is no violation to judge, or no ttl.
+//
+// The lease is the run's TTL, on the shared monotonic clock: a lock that
+// reports a shorter validity and honours it never overlaps inside it, and
+// one that ignores it is wrong inside the TTL too. What the history does
+// not hold cannot be judged: a grant the server made long after the
+// acquire's call (a waiter polling) bounds its lease loosely, so a stale
+// grant believed at the end of a paused acquire reads as beyond.
+func ClassifyLease(ops []history.Op, ttl time.Duration, start int64) *LeaseFinding {
+	if ttl <= 0 {
+		return nil
+	}
+	l := leaseJudge{ops: ops, ttl: int64(ttl), start: start, renews: map[renewKey][]history.Op{}}
+	for _, op := range ops {
+		if op.F == history.FRenew && op.Outcome == history.OK {
+			k := renewKey{op.Process, op.Key}
+			l.renews[k] = append(l.renews[k], op)
+		}
+	}
+	var beyond *LeaseFinding
+	hs := holds(ops)
+	for i, a := range hs {
+		for _, b := range hs[i+1:] {
+			if b.from >= a.to {
+				break
+			}
+			if b.acquire.Key != a.acquire.Key || b.acquire.Process == a.acquire.Process {
+				continue
+			}
+			if why, inside := l.overlap(a, b); inside {
+				return &LeaseFinding{InsideLease, why}
+			} else if beyond == nil {
+				beyond = &LeaseFinding{BeyondLease, why}
+			}
+		}
+	}
+	for _, g := range readTwice(ops) {
+		if why, inside := l.lost(hs, g); inside {
+			return &LeaseFinding{InsideLease, why}
+		} else if beyond == nil {
+			beyond = &LeaseFinding{BeyondLease, why}
+		}
+	}
+	return beyond
+}
+
+type leaseJudge struct {
+	ops   []history.Op
+	ttl   int64
+	start int64
+	// renews are the renewals that returned ok, per client and key.
+	renews map[renewKey][]history.Op
+}
+
+type renewKey struct {
+	process int
+	key     string
+}
+
+func (l leaseJudge) at(t int64) string { return Seconds(t, l.start) }
+
+// leaseStart is the latest moment h's lease is known to have begun by t:
+// its acquire's call, or the call of a renewal that returned ok by then.
+func (l leaseJudge) leaseStart(h hold, t int64) int64 {
+	s := h.acquire.Call
+	for _, op := range l.renews[renewKey{h.acquire.Process, h.acquire.Key}] {
+		if op.Call >= h.from && op.Return <= t {
+			s = max(s, op.Call)
+		}
+	}
+	return s
+}
+
+// overlap judges b granted while a still believed it held the same key.
+func (l leaseJudge) overlap(a, b hold) (string, bool) {
+	if end := l.leaseStart(a, b.from) + l.ttl; b.from < end {
+		return fmt.Sprintf("c%d was granted %q at %s while c%d's lease on it ran until at least %s",
+			b.acquire.Process, b.acquire.Key, l.at(b.from), a.acquire.Process, l.at(end)), true
+	}
+	return fmt.Sprintf("c%d was granted %q at %s, when c%d's lease may have run out (it ran until at least %s) while c%d still believed it held it",
+		b.acquire.Process, b.acquire.Key, l.at(b.from), a.acquire.Process,
+		l.at(l.leaseStart(a, b.from)+l.ttl), a.acquire.Process), false
+}
+
+// lost judges a group of critical sections that read the same value:
+// the data was lost inside the lease when every one of them ended while
+// its holder's lease surely still ran.
+func (l leaseJudge) lost(hs []hold, group []int) (string, bool) {
+	for _, i := range group {
+		op := l.ops[i]
+		h, ok := holdOf(hs, op)
+		if !ok {
+			return fmt.Sprintf("c%d wrote %q at %s holding no lock it knew of", op.Process, op.Key, l.at(op.Return)), true
+		}
+		if end := l.leaseStart(h, op.Return) + l.ttl; op.Return >= end {
+			return fmt.Sprintf("c%d's critical section on %q ended at %s, after its lease had run out (at %s)",
+				op.Process, op.Key, l.at(op.Return), l.at(end)), false
+		}
+	}
+	op := l.ops[group[0]]
+	return fmt.Sprintf("%d critical sections on %q read %d, each ending while its holder's lease still ran",
+		len(group), op.Key, *op.Value), true
+}
+
+// holdOf finds the hold in which op ran: same client and key, begun by
+// op's call.
+func holdOf(hs []hold, op history.Op) (hold, bool) {
+	for _, h := range hs {
+		if h.acquire.Process == op.Process && h.acquire.Key == op.Key && h.from <= op.Call && op.Call <= h.to {
+			return h, true
+		}
+	}
+	return hold{}, false
+}

@@ -1,0 +1,81 @@
+package checker
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locktest/locktest/history"
+)
+
+func renew(p int, call, ret int64, t history.Type) op {
+	return op{p: p, f: history.FRenew, call: call, ret: ret, outcome: t}
+}
+
+// TestClassifyLease: a violation is inside the lease when a lease still
+// valid (by its acquire's call, or its last renewal, plus the TTL) was
+// granted again, or when data was lost while every lease still ran;
+// beyond it otherwise.
+func TestClassifyLease(t *testing.T) {
+	ok, fail := history.OK, history.Fail
+	cases := []struct {
+		name string
+		ttl  time.Duration
+		ops  []op
+		want LeaseClass // "" for no finding
+		why  string
+	}{
+		{"holder paused past its lease: beyond", time.Second,
+			[]op{acq(0, 0, 10, ok), incr(0, 10, 2100, ok, 0), rel(0, 2100, 2110, fail),
+				acq(1, 50, 1100, ok), incr(1, 1100, 1150, ok, 0), rel(1, 1150, 1160, ok)},
+			BeyondLease, "when c0's lease may have run out (it ran until at least 1.000s)"},
+		{"a live lease granted again: inside", time.Second,
+			[]op{acq(0, 0, 10, ok), incr(0, 10, 500, ok, 0), rel(0, 500, 510, ok),
+				acq(1, 20, 30, ok), incr(1, 30, 400, ok, 0), rel(1, 400, 410, ok)},
+			InsideLease, "c1 was granted \"k\" at 0.030s while c0's lease on it ran until at least 1.000s"},
+		{"renewals keep the lease: granted again inside it", time.Second,
+			[]op{acq(0, 0, 10, ok), renew(0, 800, 810, ok), renew(0, 1600, 1610, ok), rel(0, 2900, 3000, fail),
+				acq(1, 100, 2000, ok), rel(1, 2100, 2110, ok)},
+			InsideLease, "ran until at least 2.600s"},
+		{"a refused renewal does not", time.Second,
+			[]op{acq(0, 0, 10, ok), renew(0, 800, 810, fail), rel(0, 2900, 3000, fail),
+				acq(1, 1100, 2000, ok), rel(1, 2100, 2110, ok)},
+			BeyondLease, "when c0's lease may have run out (it ran until at least 1.000s)"},
+		{"data lost with no overlap, every section inside its lease: inside", time.Second,
+			[]op{acq(0, 0, 10, ok), incr(0, 10, 100, ok, 5), rel(0, 100, 110, ok),
+				acq(1, 200, 210, ok), incr(1, 210, 300, ok, 5), rel(1, 300, 310, ok)},
+			InsideLease, "each ending while its holder's lease still ran"},
+		{"no violation", time.Second,
+			[]op{acq(0, 0, 10, ok), incr(0, 10, 100, ok, 0), rel(0, 100, 110, ok),
+				acq(1, 200, 210, ok), incr(1, 210, 300, ok, 1), rel(1, 300, 310, ok)}, "", ""},
+		{"no lease to judge by", 0,
+			[]op{acq(0, 0, 10, ok), acq(1, 20, 30, ok)}, "", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			recs := build(tc.ops...)
+			got := ClassifyLease(history.Ops(recs), tc.ttl, history.Start(recs))
+			switch {
+			case got == nil && tc.want != "":
+				t.Fatalf("no finding, want %s", tc.want)
+			case got == nil:
+				return
+			case got.Class != tc.want:
+				t.Fatalf("class %s (%s), want %s", got.Class, got.Why, tc.want)
+			case !strings.Contains(got.Why, tc.why):
+				t.Errorf("why %q lacks %q", got.Why, tc.why)
+			}
+		})
+	}
+}
+
+func TestLeaseClassOrder(t *testing.T) {
+	order := []LeaseClass{NoFaultNeeded, InsideLease, BeyondLease, ""}
+	for i, c := range order {
+		for j, d := range order {
+			if c.Worse(d) != (i < j) {
+				t.Errorf("%q.Worse(%q) = %v", c, d, c.Worse(d))
+			}
+		}
+	}
+}
