@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/locktest/locktest/reports"
 	"github.com/locktest/locktest/scenario"
 )
 
@@ -32,7 +33,8 @@ var page = template.Must(template.New("explore").Funcs(template.FuncMap{
 		}
 		return fmt.Sprintf("%d%%", 100*a/b)
 	},
-	"rel": func(path string) string { return path }, // replaced per exploration in write
+	"rel":       func(path string) string { return path }, // replaced per exploration in write
+	"classText": reports.LeaseClassText,
 }).Parse(pageTmpl))
 
 // write writes the capsule (if something was found), explore.json and
@@ -147,6 +149,7 @@ func Print(w io.Writer, rep *Report) {
 		rep.Impl, strings.Join(rep.Faults, ","), len(rep.Trials), rep.Elapsed, rep.Budget, rep.Seed)
 	if f := rep.Found; f != nil {
 		fmt.Fprintf(w, "FOUND     lost updates in trial t%03d after %.0fs: %s\n", f.Trial, rep.FoundAfter, f.Knobs)
+		fmt.Fprintf(w, "class     %s\n", reports.LeaseClassText(f.Class))
 		for _, s := range f.Steps {
 			mark := "dropped"
 			if s.Kept {

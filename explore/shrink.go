@@ -18,6 +18,10 @@ import (
 type Finding struct {
 	Trial int   `json:"trial"`
 	Knobs Knobs `json:"knobs"`
+	// Class is what was found (checker.LeaseClass): no fault needed,
+	// inside the lease (a bug of the lock), or beyond it (the contract of
+	// unfenced leases).
+	Class checker.LeaseClass `json:"class"`
 	// Original is the failing trial's command; Command the shrunk one, with
 	// a seed it failed on.
 	Original string `json:"original"`
@@ -58,7 +62,10 @@ func shrink(ctx context.Context, o Options, t Trial) *Finding {
 		seeds[i] = int64(i + 1)
 	}
 	cur := t.Knobs.Config(o.Base, 0)
-	find := &Finding{Trial: t.N, Knobs: t.Knobs, Original: t.Command, Seeds: seeds,
+	if t.Class == checker.NoFaultNeeded {
+		cur = withoutFault(cur) // the capsule replays the lock's own failure
+	}
+	find := &Finding{Trial: t.N, Knobs: t.Knobs, Class: t.Class, Original: t.Command, Seeds: seeds,
 		Report: filepath.Join(t.Dir, reports.ReportFile), Command: t.Command}
 	n := 0
 	// judge runs cfg on the judging seeds until its fate is sealed, and
