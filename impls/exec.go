@@ -53,6 +53,10 @@ const (
 	maxLine   = 1 << 20
 )
 
+// InitBound is the longest a program may take to start and answer init
+// before its worker reports it broken.
+const InitBound = initTimeout + replyMargin
+
 // ExecDesign returns the exec design of one run: it starts the servers of
 // the registered design named servers ("none": no servers) and runs the
 // program cmd in each worker. Its errors are the user's to fix.
