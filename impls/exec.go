@@ -95,6 +95,19 @@ func ExecDesign(cmd, servers string) (Design, error) {
 	return d, nil
 }
 
+// ServerBinaries are the binaries of d's servers: those a package
+// provides. The one without is the user's lock program (ExecDesign), a
+// client beside its worker, which nothing that acts on servers concerns.
+func ServerBinaries(d Design) []string {
+	var bins []string
+	for b, pkg := range d.Binaries {
+		if pkg != "" {
+			bins = append(bins, b)
+		}
+	}
+	return bins
+}
+
 // ExecArgs splits a command line into words as a shell would for a simple
 // command: blanks separate words, single quotes keep everything, double
 // quotes and backslashes escape. No shell runs, so the program is the

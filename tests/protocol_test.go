@@ -235,6 +235,32 @@ func TestFaultsWaitForInit(t *testing.T) {
 	}
 }
 
+// TestExecServerClockFaults: clock faults move the servers' clocks, so
+// they run under a protocol client in any language (python3 reads its
+// clock however it likes) as long as the servers take the clock shim.
+func TestExecServerClockFaults(t *testing.T) {
+	py := "python3 " + filepath.Join(protocolDir, "redislock.py")
+	for _, fault := range []string{"clock-bump", "clock-strobe"} {
+		t.Run(fault, func(t *testing.T) {
+			r := locktest(t, "run", "--impl", "exec", "--exec-cmd", py, "--exec-servers", "redis-single",
+				"--fault", fault, "--fault-interval", "1s", "--duration", "5s", "--seed", "1")
+			assertNothingLeft(t, r.store, protocolDir)
+			if r.code != 0 && r.code != 1 {
+				t.Fatalf("exit %d, want a checked run (0 or 1)", r.code)
+			}
+			recs, err := history.ReadFile(filepath.Join(r.store, "latest", reports.HistoryFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			fs := history.Faults(recs)
+			if len(fs) == 0 || fs[0].Name != fault {
+				t.Fatalf("faults %+v, want %s strikes", fs, fault)
+			}
+			assertHealed(t, fs)
+		})
+	}
+}
+
 // TestProtocolPausedWhileWaiting stops a worker, and its lock program with
 // it, while the program works on an acquire, for longer than the request's
 // timeout plus margin. The program is not hung: it was stopped with the
