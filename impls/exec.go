@@ -53,6 +53,10 @@ const (
 	maxLine   = 1 << 20
 )
 
+// InitBound is the longest a program may take to start and answer init
+// before its worker reports it broken.
+const InitBound = initTimeout + replyMargin
+
 // ExecDesign returns the exec design of one run: it starts the servers of
 // the registered design named servers ("none": no servers) and runs the
 // program cmd in each worker. Its errors are the user's to fix.
@@ -89,6 +93,19 @@ func ExecDesign(cmd, servers string) (Design, error) {
 	}
 	d.Binaries = bins
 	return d, nil
+}
+
+// ServerBinaries are the binaries of d's servers: those a package
+// provides. The one without is the user's lock program (ExecDesign), a
+// client beside its worker, which nothing that acts on servers concerns.
+func ServerBinaries(d Design) []string {
+	var bins []string
+	for b, pkg := range d.Binaries {
+		if pkg != "" {
+			bins = append(bins, b)
+		}
+	}
+	return bins
 }
 
 // ExecArgs splits a command line into words as a shell would for a simple

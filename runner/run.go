@@ -53,7 +53,14 @@ type worker struct {
 	clock   clockState
 	// failed: the worker reported its lock client broken (and said why).
 	failed bool
+	// ready is closed once the worker's lock client is set up, or it
+	// broke, or the process ended: it will not be starting any more.
+	ready     chan struct{}
+	readyOnce sync.Once
 }
+
+// started marks w as past its start-up (awaitReady).
+func (w *worker) started() { w.readyOnce.Do(func() { close(w.ready) }) }
 
 // clockState is the skew a worker's lock clock was last given.
 type clockState struct {
@@ -337,6 +344,9 @@ func (r *run) execute(ctx context.Context) (bool, error) {
 			return ctx.Err() != nil, err
 		}
 	}
+	if err := r.awaitReady(ctx); err != nil {
+		return true, nil
+	}
 	r.log.Info("run started", "dir", r.dir, "clients", cfg.Clients, "duration", time.Duration(cfg.Duration))
 
 	// The nemesis: each fault on its own schedule until the duration ends.
@@ -387,6 +397,37 @@ func (r *run) execute(ctx context.Context) (bool, error) {
 		return ctx.Err() != nil, err
 	}
 	return ctx.Err() != nil, nil
+}
+
+// readyWait bounds how long the run waits for its clients to start: past
+// the exec design's own bound on a program's init (impls.InitBound), after
+// which that worker reports its client broken, with room for the worker's
+// own start on a loaded machine. A client not ready by then (a Go client
+// whose setup hangs) is left to the run, as any slow client is.
+const readyWait = impls.InitBound + 10*time.Second
+
+// awaitReady waits until every worker's lock client is set up (an exec
+// program answered init), broke, or exited, so that the run's duration and
+// its faults begin together once every client can be tested: a fault that
+// strikes a client still starting breaks its start-up, and the run says
+// nothing of the lock. It fails only when ctx ends.
+func (r *run) awaitReady(ctx context.Context) error {
+	r.mu.Lock()
+	workers := append([]*worker(nil), r.workers...)
+	r.mu.Unlock()
+	timeout := time.NewTimer(readyWait)
+	defer timeout.Stop()
+	for _, w := range workers {
+		select {
+		case <-w.ready:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-timeout.C:
+			r.log.Warn("a client did not start in time; the run begins without waiting for it", "client", w.id, "waited", readyWait)
+			return nil
+		}
+	}
+	return nil
 }
 
 func (r *run) faultEnv(servers []*cluster.Node) *faults.Env {
@@ -493,7 +534,8 @@ func (r *run) startWorker(wc WorkerConfig, seqBase int) (*worker, error) {
 		outR.Close()
 		return nil, err
 	}
-	w := &worker{id: wc.Client, wc: wc, proc: proc, stdin: inW, seqBase: seqBase, maxSeq: seqBase, clock: trueClock}
+	w := &worker{id: wc.Client, wc: wc, proc: proc, stdin: inW, seqBase: seqBase, maxSeq: seqBase, clock: trueClock,
+		ready: make(chan struct{})}
 	w.read.Add(1)
 	go r.readWorker(w, outR)
 	line, _ := json.Marshal(wc)
@@ -507,6 +549,7 @@ func (r *run) startWorker(wc WorkerConfig, seqBase int) (*worker, error) {
 func (r *run) readWorker(w *worker, out *os.File) {
 	defer w.read.Done()
 	defer out.Close()
+	defer w.started() // a worker that exited will not start
 	sc := bufio.NewScanner(out)
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	var dec messageDecoder
@@ -533,6 +576,7 @@ func (r *run) readWorker(w *worker, out *os.File) {
 			}
 			if m.Record.Type == history.ClientFailed {
 				w.failed = true
+				w.started()
 				// The user's to read and fix: one plain line, not a log record.
 				fmt.Fprintf(r.obs.Stderr, "locktest: %s; worker stopped, its op in flight is unknown (worker log: %s)\n",
 					m.Record.Error, filepath.Join(r.dir, reports.WorkerLogDir, fmt.Sprintf("c%d.log", w.id)))
@@ -540,6 +584,9 @@ func (r *run) readWorker(w *worker, out *os.File) {
 		}
 		if m.InCS {
 			r.moments.notify(faults.MomentGrant, w.id)
+		}
+		if m.Ready {
+			w.started()
 		}
 		if m.Paused != "" {
 			r.pauses.stopped(r, w)

@@ -81,13 +81,15 @@ type WorkerConfig struct {
 }
 
 // message is one line from a worker: a history record, a note that the
-// worker entered its critical section, the clock it now reads, or the
-// armed checkpoint it is waiting at.
+// worker entered its critical section, the clock it now reads, the armed
+// checkpoint it is waiting at, or that its lock client is set up (an exec
+// program answered init) and its workload begins.
 type message struct {
 	Record *history.Record `json:"r,omitempty"`
 	InCS   bool            `json:"cs,omitempty"`
 	Clock  *clockAck       `json:"clock,omitempty"`
 	Paused string          `json:"paused,omitempty"`
+	Ready  bool            `json:"ready,omitempty"`
 }
 
 // clockAck confirms a clock line: the skew is the lock clock minus the
@@ -189,7 +191,7 @@ func (s *lineSink) encodePending() {
 // a lock cycle) and is written directly (history.AppendJSON); the rest go
 // through encoding/json.
 func appendMessage(dst []byte, m *message) []byte {
-	if m.Record != nil && m.Clock == nil && m.Paused == "" {
+	if m.Record != nil && m.Clock == nil && m.Paused == "" && !m.Ready {
 		dst = history.AppendJSON(append(dst, `{"r":`...), m.Record)
 		if m.InCS {
 			dst = append(dst, `,"cs":true`...)
@@ -440,6 +442,10 @@ func Worker(in io.Reader, out io.Writer) (retErr error) {
 		defer res.Close()
 		env.Resource = res
 	}
+	// The coordinator holds the run's faults until every worker says this
+	// (or broke): a fault that struck a client still starting would test
+	// its start-up, not its lock.
+	sink.send(message{Ready: true}, true)
 	wl.Run(ctx, env)
 	if env.Err != nil {
 		return failed(env.Err)

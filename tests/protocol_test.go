@@ -14,6 +14,7 @@ import (
 	"github.com/locktest/locktest/checker"
 	"github.com/locktest/locktest/clock"
 	"github.com/locktest/locktest/history"
+	"github.com/locktest/locktest/reports"
 )
 
 // protocolDir holds the Python protocol clients, as absolute paths: the
@@ -121,6 +122,9 @@ func TestProtocolMisbehavingClients(t *testing.T) {
 		{"crash", "3", "closed its stdout before replying: it exited: exit status 3"},
 		{"crash", "0", `exit status 3 (request: {"id":0,"type":"init"`},
 		{"hang", "3", "no reply within timeout_ms + 2s: considered hung"},
+		// Faults wait for every client's init: one that never answers
+		// still breaks after its bound, and the run goes on.
+		{"hang", "0", `no reply within timeout_ms + 2s: considered hung (request: {"id":0,"type":"init"`},
 		{"unsolicited", "3", "stdout line 4: answers request 1003, which it was not asked (waiting for 3)"},
 	}
 	for _, tc := range cases {
@@ -175,6 +179,84 @@ func TestProtocolMisbehavingClients(t *testing.T) {
 			if tc.at != "0" && broken < 2 {
 				t.Fatalf("%d ops recorded as cut short by the program, want one per worker", broken)
 			}
+		})
+	}
+}
+
+// TestFaultsWaitForInit: clients that take seconds to answer init, under a
+// fault that strikes every few hundred milliseconds. No strike may come
+// before the last client answered init: one that did would test the
+// client's start-up, not its lock.
+func TestFaultsWaitForInit(t *testing.T) {
+	const clients = 3
+	cmd := "python3 " + filepath.Join(protocolDir, "slowinit.py") + " 1.5" // the last answers after 3s
+	r := locktest(t, "run", "--impl", "exec", "--exec-cmd", cmd, "--exec-servers", "redis-single",
+		"--clients", fmt.Sprint(clients), "--fault", "pause-node", "--fault-interval", "300ms", "--fault-duration", "100ms",
+		"--duration", "3s", "--seed", "1")
+	assertNothingLeft(t, r.store, protocolDir)
+	if r.code != 0 {
+		t.Fatalf("exit %d, want 0", r.code)
+	}
+	var ready int64 // when the last client answered init
+	for c := range clients {
+		log, err := os.ReadFile(filepath.Join(r.store, "latest", reports.WorkerLogDir, fmt.Sprintf("c%d.log", c)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var at int64
+		for _, l := range strings.Split(string(log), "\n") {
+			if _, s, ok := strings.Cut(l, "answered init at monotonic "); ok {
+				if _, err := fmt.Sscan(s, &at); err != nil {
+					t.Fatalf("c%d log: %q: %v", c, l, err)
+				}
+			}
+		}
+		if at == 0 {
+			t.Fatalf("c%d never logged its init answer:\n%s", c, log)
+		}
+		ready = max(ready, at)
+	}
+	recs, err := history.ReadFile(filepath.Join(r.store, "latest", reports.HistoryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	strikes := 0
+	for _, rec := range recs {
+		if rec.Type != history.FaultStart {
+			continue
+		}
+		strikes++
+		if rec.Time < ready {
+			t.Fatalf("%s struck %v before the last client answered init", rec.Fault, time.Duration(ready-rec.Time))
+		}
+	}
+	if strikes == 0 {
+		t.Fatal("no fault struck")
+	}
+}
+
+// TestExecServerClockFaults: clock faults move the servers' clocks, so
+// they run under a protocol client in any language (python3 reads its
+// clock however it likes) as long as the servers take the clock shim.
+func TestExecServerClockFaults(t *testing.T) {
+	py := "python3 " + filepath.Join(protocolDir, "redislock.py")
+	for _, fault := range []string{"clock-bump", "clock-strobe"} {
+		t.Run(fault, func(t *testing.T) {
+			r := locktest(t, "run", "--impl", "exec", "--exec-cmd", py, "--exec-servers", "redis-single",
+				"--fault", fault, "--fault-interval", "1s", "--duration", "5s", "--seed", "1")
+			assertNothingLeft(t, r.store, protocolDir)
+			if r.code != 0 && r.code != 1 {
+				t.Fatalf("exit %d, want a checked run (0 or 1)", r.code)
+			}
+			recs, err := history.ReadFile(filepath.Join(r.store, "latest", reports.HistoryFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			fs := history.Faults(recs)
+			if len(fs) == 0 || fs[0].Name != fault {
+				t.Fatalf("faults %+v, want %s strikes", fs, fault)
+			}
+			assertHealed(t, fs)
 		})
 	}
 }
