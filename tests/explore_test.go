@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/locktest/locktest/checker"
 	"github.com/locktest/locktest/explore"
 )
 
@@ -39,6 +40,11 @@ func TestExploreFindsUnseenLock(t *testing.T) {
 	if rep.Found == nil || len(rep.Found.Failed) == 0 {
 		t.Fatalf("explore.json has no finding with failing seeds: %+v", rep.Found)
 	}
+	// The reference client is a correct unfenced lease lock: all it can
+	// lose to is a lease that ran out, never a bug of its own.
+	if rep.Found.Class != checker.BeyondLease {
+		t.Errorf("the correct unfenced lock was found %s, want %s", rep.Found.Class, checker.BeyondLease)
+	}
 	if _, err := os.Stat(filepath.Join(out, explore.ReportHTML)); err != nil {
 		t.Fatal(err)
 	}
@@ -47,6 +53,36 @@ func TestExploreFindsUnseenLock(t *testing.T) {
 		t.Fatalf("the capsule did not replay: exit %d", s.code)
 	}
 	assertNothingLeft(t, out, binary)
+}
+
+// TestExploreNoFaultNeeded: a lock that lets every client in loses
+// updates with no fault at all; explore says so ("no fault needed"), exit
+// 1, at its first trial that loses updates, instead of blaming the
+// critical sections and searching on, and its capsule replays the
+// failure without a fault.
+func TestExploreNoFaultNeeded(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "explore")
+	r := locktest(t, "explore", "--impl", "exec", "--exec-cmd", "python3 protocol/zoo.py open", "--exec-servers", "redis-single",
+		"--budget", "3m", "--shrink-budget", "0s", "--out", out)
+	if r.code != 1 || !strings.Contains(r.stdout, "unsafe with no fault") {
+		t.Fatalf("want exit 1 and 'unsafe with no fault', got exit %d:\n%s", r.code, r.stdout)
+	}
+	rep := readExplore(t, out)
+	if rep.Found == nil || rep.Found.Class != checker.NoFaultNeeded {
+		t.Fatalf("want a no-fault-needed finding: %+v", rep.Found)
+	}
+	for _, tr := range rep.Trials[:len(rep.Trials)-1] {
+		if tr.Result == checker.Invalid {
+			t.Errorf("trial t%03d lost updates and the search went on", tr.N)
+		}
+	}
+	if f := rep.Found.Config.Faults; len(f) != 1 || f[0] != "none" {
+		t.Errorf("the capsule replays faults %v, want none", f)
+	}
+	s := locktest(t, "suite", "run", filepath.Join(out, explore.CapsuleFile), "--out", filepath.Join(t.TempDir(), "replay"))
+	if s.code != 0 {
+		t.Fatalf("the capsule did not replay: exit %d", s.code)
+	}
 }
 
 // TestExploreSafeReportsCoverage: on a fenced design nothing is found, and
