@@ -180,3 +180,22 @@ func TestBanditTriesEachThenPromise(t *testing.T) {
 		t.Fatalf("want most trials on the effective fault and some on the others, got %v", n)
 	}
 }
+
+// TestUnderLease: once a search has found what every unfenced lease lock
+// shows, its points fit the fault and the longest critical section inside
+// the lease, so that a violation there is the lock's own.
+func TestUnderLease(t *testing.T) {
+	for _, k := range []Knobs{
+		{FaultLen: 3, Hold: 1.5, HoldSpread: 0.3},
+		{FaultLen: 0.9, Hold: 0.1, HoldSpread: 0.2},
+		{FaultLen: 0.01, Hold: 0.5, HoldSpread: 0.3},
+	} {
+		u := k.underLease()
+		if fit := u.FaultLen + u.Hold*(1+u.HoldSpread); fit >= 1 {
+			t.Errorf("%+v: under the lease %+v still takes %.2f×TTL", k, u, fit)
+		}
+		if u.FaultLen < faultLenRange[0] || u.FaultLen > k.FaultLen || u.Hold > k.Hold {
+			t.Errorf("%+v: under the lease %+v grew or left the range", k, u)
+		}
+	}
+}

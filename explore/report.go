@@ -150,6 +150,9 @@ func Print(w io.Writer, rep *Report) {
 	if f := rep.Found; f != nil {
 		fmt.Fprintf(w, "FOUND     lost updates in trial t%03d after %.0fs: %s\n", f.Trial, rep.FoundAfter, f.Knobs)
 		fmt.Fprintf(w, "class     %s\n", reports.LeaseClassText(f.Class))
+		for _, a := range rep.Also {
+			fmt.Fprintf(w, "also      %s, in trial t%03d: %s\n", reports.LeaseClassText(a.Class), a.N, a.Knobs)
+		}
 		for _, s := range f.Steps {
 			mark := "dropped"
 			if s.Kept {

@@ -134,7 +134,10 @@ type Report struct {
 	// Rejected counts drawn points refused before running, by reason.
 	Rejected map[string]int  `json:"rejected,omitempty"`
 	Coverage []FaultCoverage `json:"coverage"`
-	Found    *Finding        `json:"found,omitempty"`
+	// Found is the worst finding (checker.LeaseClass.Worse), shrunk; Also
+	// the first trial of each other class found on the way.
+	Found *Finding `json:"found,omitempty"`
+	Also  []Trial  `json:"also,omitempty"`
 	// FoundAfter is the search time until the violating trial ended.
 	FoundAfter float64 `json:"found_after_s,omitempty"`
 	// HoldCap is the longest critical section (in TTLs) the search kept
@@ -174,7 +177,13 @@ func Explore(ctx context.Context, o Options) (*Report, error) {
 	// every fault would then "find".
 	holdHi := holdRange[1]
 	deadline := start.Add(o.Budget)
+	// found is the worst finding so far. A finding beyond the lease is
+	// what every unfenced lease lock shows, so the search goes on with the
+	// budget left for one inside it: every point then fits its fault and
+	// its critical section inside the lease (underLease), and plain
+	// contention with no fault joins the faults.
 	var found *Trial
+	underLease := false
 	// Faults are tried in a seeded order, each once, then by promise.
 	rng.Shuffle(len(fs), func(i, j int) { fs[i], fs[j] = fs[j], fs[i] })
 	pick := newBandit(fs)
@@ -185,6 +194,9 @@ func Explore(ctx context.Context, o Options) (*Report, error) {
 			t.Knobs, t.Origin = mutate(rng, b.Knobs, f, design.Roles, holdHi), fmt.Sprintf("mutated from t%d", b.N)
 		} else {
 			t.Knobs = fresh(rng, f, design.Roles, holdHi)
+		}
+		if underLease {
+			t.Knobs = t.Knobs.underLease()
 		}
 		cfg, reason := t.Knobs.resolve(o.Base, t.Seed, filepath.Join(o.Out, "runs"), fmt.Sprintf("t%03d-%s", n, f.Name()))
 		if reason != "" {
@@ -210,9 +222,27 @@ func Explore(ctx context.Context, o Options) (*Report, error) {
 		rep.Trials = append(rep.Trials, t)
 		progress(o.Progress, "t%03d %-8s %5.1fs  %s%s", n, t.Result, t.Wall, t.Knobs, t.controlNote())
 		if t.Result == checker.Invalid && (t.Control != checker.Invalid || t.Class == checker.NoFaultNeeded) {
-			found = &rep.Trials[len(rep.Trials)-1]
-			rep.FoundAfter = time.Since(start).Seconds()
-			break
+			switch {
+			case found == nil || t.Class.Worse(found.Class):
+				if found != nil {
+					rep.Also = append(rep.Also, *found)
+				}
+				found = &t
+				rep.FoundAfter = time.Since(start).Seconds()
+			case !slices.ContainsFunc(rep.Also, func(a Trial) bool { return a.Class == t.Class }) && t.Class != found.Class:
+				rep.Also = append(rep.Also, t)
+			}
+			if found.Class != checker.BeyondLease {
+				break // a bug of the lock: nothing worse to look for
+			}
+			if !underLease {
+				underLease = true
+				progress(o.Progress, "t%03d found lost updates beyond the lease; searching on for one inside it", n)
+				if none, err := faults.Lookup(faults.None); err == nil {
+					fs = append(fs, none)
+					pick = newBandit(fs)
+				}
+			}
 		}
 		pick.record(f, t.score())
 		if b, ok := best[f.Name()]; !ok || t.score() > b.score() {

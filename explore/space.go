@@ -108,6 +108,16 @@ func fresh(r *rand.Rand, f faults.Fault, roles []string, holdHi float64) Knobs {
 	return k
 }
 
+// underLease shrinks a point so that its fault and its longest critical
+// section together fit inside the lease: what a correct lease lock must
+// survive, so that a violation there is the lock's own.
+func (k Knobs) underLease() Knobs {
+	k.Hold = min(k.Hold, 0.5)
+	room := 0.95 - k.Hold*(1+k.HoldSpread)
+	k.FaultLen = max(faultLenRange[0], min(k.FaultLen, room))
+	return k
+}
+
 // mutate perturbs a point that did well: lengths by up to about ×1.5 either
 // way, and now and then another moment, target or client count.
 func mutate(r *rand.Rand, k Knobs, f faults.Fault, roles []string, holdHi float64) Knobs {
