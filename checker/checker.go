@@ -137,7 +137,7 @@ func Check(recs []history.Record, opt Options) Report {
 	rep.Resource.Violations = lostUpdates(ops, faults, rep.Stats, opt.MaxViolations)
 	explainUnnamed(&rep.Mutex, "the mutex model found no legal order of the lock operations (see the visualization)")
 	explainUnnamed(&rep.Resource, "the counter model found no legal order of the critical sections (see the visualization)")
-	rep.Lease = ClassifyLease(ops, opt.TTL, start)
+	rep.Lease = ClassifyLease(ops, faults, opt.TTL, start)
 	rep.Mutex.FirstViolationS = firstViolation(rep.Mutex.Violations, start)
 	rep.Resource.FirstViolationS = firstViolation(rep.Resource.Violations, start)
 	return rep

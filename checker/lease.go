@@ -66,11 +66,16 @@ type LeaseFinding struct {
 // not hold cannot be judged: a grant the server made long after the
 // acquire's call (a waiter polling) bounds its lease loosely, so a stale
 // grant believed at the end of a paused acquire reads as beyond.
-func ClassifyLease(ops []history.Op, ttl time.Duration, start int64) *LeaseFinding {
+func ClassifyLease(ops []history.Op, faults []history.Fault, ttl time.Duration, start int64) *LeaseFinding {
 	if ttl <= 0 {
 		return nil
 	}
 	l := leaseJudge{ops: ops, ttl: int64(ttl), start: start, renews: map[renewKey][]history.Op{}}
+	for _, f := range faults {
+		if f.Aim == history.AimClocks {
+			l.clocks = append(l.clocks, f)
+		}
+	}
 	for _, op := range ops {
 		if op.F == history.FRenew && op.Outcome == history.OK {
 			k := renewKey{op.Process, op.Key}
@@ -110,6 +115,22 @@ type leaseJudge struct {
 	start int64
 	// renews are the renewals that returned ok, per client and key.
 	renews map[renewKey][]history.Op
+	// clocks are the strikes that moved servers' clocks.
+	clocks []history.Fault
+}
+
+// clockMoved names a strike that moved a server's clock between from and
+// to, if one did: a lease is measured on the server's clock, and a clock
+// that jumps ends it early. That breaks the timing every lease lock
+// assumes, not the lock's own logic, so what happens under it is beyond
+// the lease.
+func (l leaseJudge) clockMoved(from, to int64) (string, bool) {
+	for _, f := range l.clocks {
+		if f.Start <= to && f.Stop >= from {
+			return fmt.Sprintf("; %s moved %s's clock from %s", f.Name, f.Target, l.at(f.Start)), true
+		}
+	}
+	return "", false
 }
 
 type renewKey struct {
@@ -134,8 +155,12 @@ func (l leaseJudge) leaseStart(h hold, t int64) int64 {
 // overlap judges b granted while a still believed it held the same key.
 func (l leaseJudge) overlap(a, b hold) (string, bool) {
 	if end := l.leaseStart(a, b.from) + l.ttl; b.from < end {
-		return fmt.Sprintf("c%d was granted %q at %s while c%d's lease on it ran until at least %s",
-			b.acquire.Process, b.acquire.Key, l.at(b.from), a.acquire.Process, l.at(end)), true
+		why := fmt.Sprintf("c%d was granted %q at %s while c%d's lease on it ran until at least %s",
+			b.acquire.Process, b.acquire.Key, l.at(b.from), a.acquire.Process, l.at(end))
+		if clock, moved := l.clockMoved(a.from, b.from); moved {
+			return why + " by the true clock" + clock, false
+		}
+		return why, true
 	}
 	return fmt.Sprintf("c%d was granted %q at %s, when c%d's lease may have run out (it ran until at least %s) while c%d still believed it held it",
 		b.acquire.Process, b.acquire.Key, l.at(b.from), a.acquire.Process,
@@ -158,8 +183,16 @@ func (l leaseJudge) lost(hs []hold, group []int) (string, bool) {
 		}
 	}
 	op := l.ops[group[0]]
-	return fmt.Sprintf("%d critical sections on %q read %d, each ending while its holder's lease still ran",
-		len(group), op.Key, *op.Value), true
+	why := fmt.Sprintf("%d critical sections on %q read %d, each ending while its holder's lease still ran",
+		len(group), op.Key, *op.Value)
+	last := op.Return
+	for _, i := range group {
+		last = max(last, l.ops[i].Return)
+	}
+	if clock, moved := l.clockMoved(op.Call, last); moved {
+		return why + " by the true clock" + clock, false
+	}
+	return why, true
 }
 
 // holdOf finds the hold in which op ran: same client and key, begun by

@@ -54,7 +54,7 @@ func TestClassifyLease(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			recs := build(tc.ops...)
-			got := ClassifyLease(history.Ops(recs), tc.ttl, history.Start(recs))
+			got := ClassifyLease(history.Ops(recs), history.Faults(recs), tc.ttl, history.Start(recs))
 			switch {
 			case got == nil && tc.want != "":
 				t.Fatalf("no finding, want %s", tc.want)
@@ -76,6 +76,29 @@ func TestLeaseClassOrder(t *testing.T) {
 			if c.Worse(d) != (i < j) {
 				t.Errorf("%q.Worse(%q) = %v", c, d, c.Worse(d))
 			}
+		}
+	}
+}
+
+// TestClassifyLeaseUnderClockFaults: a lease is measured on the server's
+// clock; a strike that moved it ends leases early, which breaks the timing
+// every lease lock assumes, so what it lets happen is beyond the lease. A
+// client's skewed clock is no such excuse: a lock that trusts it is wrong.
+func TestClassifyLeaseUnderClockFaults(t *testing.T) {
+	ok := history.OK
+	ops := build(acq(0, 0, 10, ok), incr(0, 10, 500, ok, 0), rel(0, 500, 510, ok),
+		acq(1, 20, 30, ok), incr(1, 30, 400, ok, 0), rel(1, 400, 410, ok))
+	for _, tc := range []struct {
+		aim  history.Aim
+		want LeaseClass
+	}{
+		{history.AimClocks, BeyondLease},
+		{history.AimHolder, InsideLease},
+	} {
+		recs := withFault(ops, "jump", tc.aim, "redis-0 +2s", 5, 300)
+		got := ClassifyLease(history.Ops(recs), history.Faults(recs), time.Second, history.Start(recs))
+		if got == nil || got.Class != tc.want {
+			t.Errorf("aim %s: %+v, want %s", tc.aim, got, tc.want)
 		}
 	}
 }
