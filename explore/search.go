@@ -190,10 +190,14 @@ func Explore(ctx context.Context, o Options) (*Report, error) {
 	for n := 1; time.Now().Before(deadline) && ctx.Err() == nil; n++ {
 		f := pick.next()
 		t := Trial{N: n, Origin: "fresh", Seed: rng.Int64N(1 << 31)}
+		hi := holdHi
+		if underLease {
+			hi = min(hi, maxHoldUnderLease)
+		}
 		if b, ok := best[f.Name()]; ok && b.score() > 0 && rng.IntN(5) < 3 {
-			t.Knobs, t.Origin = mutate(rng, b.Knobs, f, design.Roles, holdHi), fmt.Sprintf("mutated from t%d", b.N)
+			t.Knobs, t.Origin = mutate(rng, b.Knobs, f, design.Roles, hi), fmt.Sprintf("mutated from t%d", b.N)
 		} else {
-			t.Knobs = fresh(rng, f, design.Roles, holdHi)
+			t.Knobs = fresh(rng, f, design.Roles, hi)
 		}
 		if underLease {
 			t.Knobs = t.Knobs.underLease()

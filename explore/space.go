@@ -108,11 +108,15 @@ func fresh(r *rand.Rand, f faults.Fault, roles []string, holdHi float64) Knobs {
 	return k
 }
 
+// maxHoldUnderLease is the longest critical section, in TTLs, of a search
+// for violations inside the lease: half of it, so the fault has the rest.
+const maxHoldUnderLease = 0.5
+
 // underLease shrinks a point so that its fault and its longest critical
 // section together fit inside the lease: what a correct lease lock must
 // survive, so that a violation there is the lock's own.
 func (k Knobs) underLease() Knobs {
-	k.Hold = min(k.Hold, 0.5)
+	k.Hold = min(k.Hold, maxHoldUnderLease)
 	room := 0.95 - k.Hold*(1+k.HoldSpread)
 	k.FaultLen = max(faultLenRange[0], min(k.FaultLen, room))
 	return k
