@@ -184,6 +184,7 @@ func Explore(ctx context.Context, o Options) (*Report, error) {
 	// contention with no fault joins the faults.
 	var found *Trial
 	underLease := false
+	rejected := map[faults.Fault]int{}
 	// Faults are tried in a seeded order, each once, then by promise.
 	rng.Shuffle(len(fs), func(i, j int) { fs[i], fs[j] = fs[j], fs[i] })
 	pick := newBandit(fs)
@@ -202,12 +203,21 @@ func Explore(ctx context.Context, o Options) (*Report, error) {
 		if underLease {
 			t.Knobs = t.Knobs.underLease()
 		}
-		cfg, reason := t.Knobs.resolve(o.Base, t.Seed, filepath.Join(o.Out, "runs"), fmt.Sprintf("t%03d-%s", n, f.Name()))
+		// Under the lease the runner's warnings (a pause that cannot
+		// outlive the lease, a delay that lands inside it) describe every
+		// point on purpose: only refusals stop a draw there.
+		cfg, reason := t.Knobs.resolve(o.Base, t.Seed, filepath.Join(o.Out, "runs"), fmt.Sprintf("t%03d-%s", n, f.Name()), !underLease)
 		if reason != "" {
 			rep.Rejected[numbers.ReplaceAllString(reason, "N")]++
+			// A fault none of whose draws can run must not hold the
+			// search: after many in a row it counts as a worthless try.
+			if rejected[f]++; rejected[f]%maxRejected == 0 {
+				pick.record(f, 0)
+			}
 			n--
 			continue
 		}
+		rejected[f] = 0
 		t.run(ctx, cfg)
 		if t.Result == checker.Invalid {
 			// A fault-free rerun that fails too never makes a finding
@@ -265,6 +275,10 @@ func Explore(ctx context.Context, o Options) (*Report, error) {
 	return rep, nil
 }
 
+// maxRejected is how many draws of one fault in a row may be refused
+// before the fault is charged a worthless try.
+const maxRejected = 1000
+
 // numbers are the figures in a rejection reason, folded so that reasons
 // count by kind.
 var numbers = regexp.MustCompile(`-?[0-9]+(\.[0-9]+)?(ms|µs|s|m|h)?`)
@@ -308,14 +322,14 @@ func (b *bandit) record(f faults.Fault, score float64) {
 
 // resolve turns a point into a checked run configuration, or says why the
 // point cannot show anything (runner's warnings) or cannot run at all.
-func (k Knobs) resolve(base scenario.Config, runSeed int64, store, scenario string) (runner.Resolved, string) {
+func (k Knobs) resolve(base scenario.Config, runSeed int64, store, scenario string, warn bool) (runner.Resolved, string) {
 	c := k.Config(base, runSeed)
 	c.Store, c.Scenario = store, scenario
 	r, err := runner.Resolve(c)
 	if err != nil {
 		return r, "refused by the runner: " + err.Error()
 	}
-	if w := runner.Warnings(r); len(w) > 0 {
+	if w := runner.Warnings(r); warn && len(w) > 0 {
 		return r, w[0]
 	}
 	return r, ""
