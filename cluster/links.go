@@ -110,11 +110,23 @@ func (l *Link) Addr() string { return l.proxy.Listen }
 // Effects are toxics named "OWNER/EFFECT": faults that overlap on one link
 // (latency and a cut, say) each add and remove only their own.
 
-// Latency delays every request on the link (client→server bytes) by
-// latency ± jitter, so a round trip takes that much longer. A chunk in
-// flight when the latency is removed is delivered at once.
-func (l *Link) Latency(owner string, latency, jitter time.Duration) error {
-	return l.add(owner+"/latency", "latency", "upstream", map[string]int64{
+// Stream is one direction of a link's bytes.
+type Stream string
+
+const (
+	// Requests flow from the dialing side (a client) to the server.
+	Requests Stream = "upstream"
+	// Replies flow from the server back.
+	Replies Stream = "downstream"
+)
+
+// Latency delays every chunk of one stream of the link by latency ±
+// jitter, so a round trip takes that much longer: a delayed request
+// reaches the server late, a delayed reply tells the client late what the
+// server did on time. A chunk in flight when the latency is removed is
+// delivered at once.
+func (l *Link) Latency(owner string, s Stream, latency, jitter time.Duration) error {
+	return l.add(owner+"/latency-"+string(s), "latency", string(s), map[string]int64{
 		"latency": latency.Milliseconds(), "jitter": jitter.Milliseconds()})
 }
 

@@ -8,7 +8,11 @@ import (
 )
 
 // echoServer answers every line with the same line, until the test ends.
-func echoServer(t *testing.T) string {
+func echoServer(t *testing.T) string { return heardEchoServer(t, nil) }
+
+// heardEchoServer is an echo server that sends the time it read each line
+// on heard (when not nil): when a request reached the server.
+func heardEchoServer(t *testing.T, heard chan<- time.Time) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -28,6 +32,9 @@ func echoServer(t *testing.T) string {
 					line, err := br.ReadBytes('\n')
 					if err != nil {
 						return
+					}
+					if heard != nil {
+						heard <- time.Now()
 					}
 					if _, err := c.Write(line); err != nil {
 						return
@@ -82,7 +89,7 @@ func TestLinkEffectsReachOpenConnections(t *testing.T) {
 	t.Run("latency", func(t *testing.T) {
 		conn, br := dialLink(t, l)
 		const delay = 100 * time.Millisecond
-		if err := l.Latency("test", delay, 0); err != nil {
+		if err := l.Latency("test", Requests, delay, 0); err != nil {
 			t.Fatal(err)
 		}
 		defer l.Heal("test")
@@ -131,4 +138,41 @@ func TestLinkEffectsReachOpenConnections(t *testing.T) {
 	})
 
 	dialLink(t, l) // healed: new connections work
+}
+
+// TestLatencyStreams: latency on requests delays what reaches the server;
+// on replies the server hears at once and the client learns late.
+func TestLatencyStreams(t *testing.T) {
+	c := New(t.TempDir())
+	defer c.Stop()
+	heard := make(chan time.Time, 16)
+	l, err := c.Link("c0:echo", heardEchoServer(t, heard))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, br := dialLink(t, l)
+	<-heard
+	const delay = 200 * time.Millisecond
+	for _, tc := range []struct {
+		stream     Stream
+		serverLate bool
+	}{{Requests, true}, {Replies, false}} {
+		if err := l.Latency("test", tc.stream, delay, 0); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		if got := roundTrip(t, conn, br); got != "ping\n" {
+			t.Fatalf("%s: echo under latency: %q", tc.stream, got)
+		}
+		took, atServer := time.Since(start), (<-heard).Sub(start)
+		if err := l.Heal("test"); err != nil {
+			t.Fatal(err)
+		}
+		if took < delay {
+			t.Errorf("%s: round trip %v, under the %v added", tc.stream, took, delay)
+		}
+		if late := atServer >= delay; late != tc.serverLate {
+			t.Errorf("%s: the request reached the server after %v (delay %v)", tc.stream, atServer, delay)
+		}
+	}
 }

@@ -67,12 +67,8 @@ func TestPlanConfigIsFair(t *testing.T) {
 						t.Errorf("%s %s %g: clock rate %g", fault, v, m, c.ClockRate)
 					}
 					got = want
-				case v == faults.VaryClock:
-					got = time.Duration(c.ClockDelta)
-				case v == faults.VaryDelay && fault == "latency":
-					got = time.Duration(c.Latency)
 				default:
-					got = time.Duration(c.FaultDuration)
+					got = faults.SizeOf(c, f)
 				}
 				if got != want {
 					t.Errorf("%s %s %g: magnitude set to %s, want %s", fault, v, m, got, want)

@@ -117,33 +117,38 @@ func TestKillNode(t *testing.T) {
 	}
 }
 
+// TestLatency: both directions of the latency fault slow a round trip
+// through the holder's node's links by the latency, and only while the
+// fault lasts (cluster.TestLatencyStreams tells the directions apart).
 func TestLatency(t *testing.T) {
-	b := newBench(t, 3, false)
-	hit, stop := b.run(t, "latency", "")
-	defer stop()
-	n := b.node(t, hit)
-	link := b.link(t, "c0:"+hit)
-	direct, err := rtt(n.Addr(), time.Second)
-	if err != nil {
-		t.Fatal(err)
+	for _, fault := range []string{"latency", "reply-latency"} {
+		t.Run(fault, func(t *testing.T) {
+			b := newBench(t, 3, false)
+			hit, stop := b.run(t, fault, "")
+			defer stop()
+			n := b.node(t, hit)
+			link := b.link(t, "c0:"+hit)
+			direct, err := rtt(n.Addr(), time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			slow, err := rtt(link.Addr(), 2*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Latency 300ms, no jitter: the proxied round trip takes that longer.
+			if slow < 300*time.Millisecond || slow > 800*time.Millisecond {
+				t.Fatalf("PING through %s took %v with 300ms latency (direct %v)", link.Name, slow, direct)
+			}
+			b.waitStopped(t)
+			fast, err := rtt(link.Addr(), time.Second)
+			if err != nil || fast > 150*time.Millisecond {
+				t.Fatalf("after the fault PING through %s took %v (%v)", link.Name, fast, err)
+			}
+			stop()
+			b.assertQuiet(t)
+		})
 	}
-	slow, err := rtt(link.Addr(), 2*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Latency 300ms, no jitter: the proxied round trip takes that longer.
-	if slow < 300*time.Millisecond || slow > 800*time.Millisecond {
-		t.Fatalf("PING through %s took %v with 300ms latency (direct %v)", link.Name, slow, direct)
-	}
-	t.Logf("PING direct %v, through %s with 300ms latency %v", direct, link.Name, slow)
-	b.waitStopped(t)
-	fast, err := rtt(link.Addr(), time.Second)
-	if err != nil || fast > 150*time.Millisecond {
-		t.Fatalf("after the fault PING through %s took %v (%v)", link.Name, fast, err)
-	}
-	t.Logf("PING through %s after the fault %v", link.Name, fast)
-	stop()
-	b.assertQuiet(t)
 }
 
 func TestPartition(t *testing.T) {

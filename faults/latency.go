@@ -10,30 +10,35 @@ import (
 	"github.com/locktest/locktest/scenario"
 )
 
-func init() { Register(latency{}) }
+func init() { Register(latency{"latency", "requests", cluster.Requests}) }
 
-// latency slows links: every request waits --latency ± --jitter before it
-// reaches the server. Slow answers stretch acquisitions past the moment a
-// design judges its lease still valid.
-type latency struct{}
-
-func (latency) Name() string { return "latency" }
-func (latency) Description() string {
-	return "delay requests on links by --latency ± --jitter for the fault duration"
+// latency slows one direction of links: every request (or, as
+// reply-latency, every reply) waits --latency ± --jitter on its way. Slow
+// answers stretch acquisitions past the moment a design judges its lease
+// still valid; a slow reply tells a client of a grant the server made on
+// time, late.
+type latency struct {
+	name, what string
+	stream     cluster.Stream
 }
-func (latency) Traits() Traits {
-	t := linkTraits(warnLatency)
+
+func (f latency) Name() string { return f.name }
+func (f latency) Description() string {
+	return "delay " + f.what + " on links by --latency ± --jitter for the fault duration"
+}
+func (f latency) Traits() Traits {
+	t := linkTraits(f.warn)
 	t.Size = Size{Setting: "latency", Sweeps: []Vary{VaryDelay}, Moment: MomentGrant}
 	return t
 }
 
-func warnLatency(c scenario.Config, t Target) []string {
+func (f latency) warn(c scenario.Config, t Target) []string {
 	switch {
 	case c.Latency == 0:
-		return []string{"latency: --latency 0s adds no delay: the fault changes nothing"}
+		return []string{f.name + ": --latency 0s adds no delay: the fault changes nothing"}
 	case c.Latency-c.Jitter >= c.IOTimeout && c.Impl != impls.ExecName && t.ReachesClients():
-		return []string{fmt.Sprintf("latency: every request on a client's link is delayed at least %s (--latency less --jitter), not less than "+
-			"--io-timeout %s: the client times out on each, so no slow reply ever arrives in time", time.Duration(c.Latency-c.Jitter), time.Duration(c.IOTimeout))}
+		return []string{fmt.Sprintf("%s: every round trip on a client's link is delayed at least %s (--latency less --jitter), not less than "+
+			"--io-timeout %s: the client times out on each, so no slow reply ever arrives in time", f.name, time.Duration(c.Latency-c.Jitter), time.Duration(c.IOTimeout))}
 	}
 	return nil
 }
@@ -41,6 +46,6 @@ func (latency) Applies(impls.Design, bool) error { return nil }
 
 func (f latency) Run(ctx context.Context, env *Env) error {
 	return onLinks(ctx, env, f.Name(), func(l *cluster.Link) error {
-		return l.Latency(f.Name(), env.Latency, env.Jitter)
+		return l.Latency(f.Name(), f.stream, env.Latency, env.Jitter)
 	})
 }

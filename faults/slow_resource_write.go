@@ -76,7 +76,7 @@ func (f slowResourceWrite) Run(ctx context.Context, env *Env) error {
 			if l.Name != name {
 				continue
 			}
-			if err := l.Latency(f.Name(), env.Duration, 0); err != nil {
+			if err := l.Latency(f.Name(), cluster.Requests, env.Duration, 0); err != nil {
 				return hit{}, err
 			}
 			return hit{target: name,

@@ -42,28 +42,49 @@ func TestEveryFaultDeclaresTraits(t *testing.T) {
 	}
 }
 
-// TestTraitsSayWhatFaultsDo holds the traits against what each fault's Run
-// does, as read from its file: a fault that acts on links and says it does
-// not would run with no links and silently act on nothing; only the control
-// run is inert.
+// TestTraitsSayWhatFaultsDo holds the traits of the faults as written
+// against what each one's Run does, as read from its file: a fault that
+// acts on links and says it does not would run with no links and silently
+// act on nothing; only the control run is inert. A fault added later is
+// held to its own traits by TestEveryFaultDeclaresTraits.
 func TestTraitsSayWhatFaultsDo(t *testing.T) {
-	onLinks := []string{"latency", "partition", "reset-peer", "slow-resource-write", "failover", "redlock-clock-jump", "redlock-restart"}
-	onClient := map[string]history.Aim{"pause-holder": history.AimHolder, "pause-client": history.AimHolder,
+	onLinks := []string{"latency", "reply-latency", "partition", "reset-peer", "slow-resource-write", "failover",
+		"redlock-clock-jump", "redlock-restart"}
+	offLinks := []string{"none", "pause-holder", "pause-client", "pause-acquire", "pause-waiter", "kill-holder",
+		"kill-node", "pause-node", "client-clock-skew", "clock-bump", "clock-strobe"}
+	aims := map[string]history.Aim{"pause-holder": history.AimHolder, "pause-client": history.AimHolder,
 		"kill-holder": history.AimHolder, "client-clock-skew": history.AimHolder, "pause-waiter": history.AimWaiter,
-		"pause-acquire": history.AimWaiter, "slow-resource-write": history.AimWrite}
-	for _, f := range All() {
-		tr := f.Traits()
-		if slices.Contains(onLinks, f.Name()) != tr.Links {
-			t.Errorf("%s: Links %v", f.Name(), tr.Links)
+		"pause-acquire": history.AimWaiter, "slow-resource-write": history.AimWrite, "pause-node": history.AimServers,
+		"kill-node": history.AimServers, "clock-bump": history.AimClocks, "clock-strobe": history.AimClocks,
+		"redlock-clock-jump": history.AimClocks, "partition": history.AimLinks, "latency": history.AimLinks, "none": history.AimLock}
+	lookup := func(name string) Traits {
+		f, err := Lookup(name)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if tr.Inert != (f.Name() == "none") || Injects([]Fault{f}) == tr.Inert {
-			t.Errorf("%s: Inert %v; only none is", f.Name(), tr.Inert)
-		}
-		if want, ok := onClient[f.Name()]; tr.Aim.OnClient() != ok || ok && tr.Aim != want {
-			t.Errorf("%s aims at %q", f.Name(), tr.Aim)
+		return f.Traits()
+	}
+	for _, name := range onLinks {
+		if !lookup(name).Links {
+			t.Errorf("%s acts on links and says it does not", name)
 		}
 	}
-	none, _ := Lookup("none")
+	for _, name := range offLinks {
+		if lookup(name).Links {
+			t.Errorf("%s never acts on links and says it does", name)
+		}
+	}
+	for name, aim := range aims {
+		if got := lookup(name).Aim; got != aim {
+			t.Errorf("%s aims at %q, want %q", name, got, aim)
+		}
+	}
+	for _, f := range All() {
+		if tr := f.Traits(); tr.Inert != (f.Name() == None) || Injects([]Fault{f}) == tr.Inert {
+			t.Errorf("%s: Inert %v; only none is", f.Name(), tr.Inert)
+		}
+	}
+	none, _ := Lookup(None)
 	latency, _ := Lookup("latency")
 	if NeedClientLinks([]Fault{none}) || !NeedClientLinks([]Fault{none, latency}) {
 		t.Error("a run needs links exactly when one of its faults acts on them")

@@ -46,7 +46,7 @@ func TestVerifyHealed(t *testing.T) {
 	if err := link.Cut("partition"); err != nil {
 		t.Fatal(err)
 	}
-	if err := link.Latency("latency", time.Second, 0); err != nil {
+	if err := link.Latency("latency", cluster.Requests, time.Second, 0); err != nil {
 		t.Fatal(err)
 	}
 	if err := node.Clock.SetOffset(time.Hour); err != nil {

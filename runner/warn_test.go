@@ -38,14 +38,14 @@ func TestWarnings(t *testing.T) {
 			c.Faults, c.IOTimeout, c.FaultDuration = []string{"slow-resource-write"}, ms(3000), ms(800)
 		}, []string{"slow-resource-write: a write delayed by 800ms"}},
 		{"latency every client request times out on", func(c *scenario.Config) { c.Faults, c.Latency, c.Jitter = []string{"latency"}, ms(600), ms(50) },
-			[]string{"latency: every request on a client's link is delayed at least 550ms"}},
+			[]string{"latency: every round trip on a client's link is delayed at least 550ms"}},
 		{"latency some requests survive", func(c *scenario.Config) { c.Faults, c.Latency, c.Jitter = []string{"latency"}, ms(600), ms(150) }, nil},
 		{"latency between servers only", func(c *scenario.Config) {
 			c.Faults, c.Latency, c.FaultTarget = []string{"latency"}, ms(600), "node/peers"
 		}, nil},
 		{"latency on one client link", func(c *scenario.Config) {
 			c.Faults, c.Latency, c.FaultTarget = []string{"latency"}, ms(600), "link:c0:redis-0"
-		}, []string{"latency: every request"}},
+		}, []string{"latency: every round trip"}},
 		{"latency on a peer link", func(c *scenario.Config) {
 			c.Faults, c.Latency, c.FaultTarget = []string{"latency"}, ms(600), "link:redis-0:redis-1"
 		}, nil},
