@@ -39,6 +39,11 @@ type Expect struct {
 	// they do, said in the result, not a reason to fail the suite or to
 	// drop the scenario.
 	ClientsMayHang bool `json:"clients_may_hang,omitempty"`
+	// AnySeed: the scenario needs its expected violation in at least one
+	// of its seeds, not in each. An anomaly that shows in a share of
+	// seeds (a capsule's, measured at that rate) is then a check that
+	// fails when the anomaly is gone, not one that fails by chance.
+	AnySeed bool `json:"any_seed,omitempty"`
 }
 
 // String is the expectation as the suite file would say it.
@@ -56,13 +61,16 @@ func (e Expect) String() string {
 	if e.NeverRecovers {
 		parts = append(parts, "never recovers")
 	}
+	if e.AnySeed {
+		parts = append(parts, "in any one seed")
+	}
 	if e.ClientsMayHang {
 		parts = append(parts, "clients may hang")
 	}
 	return strings.Join(parts, ", ")
 }
 
-var expectFields = []string{"verdict", "mutex", "max_recovery", "never_recovers", "clients_may_hang"}
+var expectFields = []string{"verdict", "mutex", "max_recovery", "never_recovers", "clients_may_hang", "any_seed"}
 
 // expect reads `expect: safe`, `expect: unsafe`, or a mapping of
 // expectFields.
@@ -103,6 +111,8 @@ func (p parser) expect(v *yaml.Node, path string) (*Expect, error) {
 			err = p.boolean(kv.val, kv.path, &e.NeverRecovers)
 		case "clients_may_hang":
 			err = p.boolean(kv.val, kv.path, &e.ClientsMayHang)
+		case "any_seed":
+			err = p.boolean(kv.val, kv.path, &e.AnySeed)
 		}
 		if err != nil {
 			return nil, err
@@ -110,6 +120,10 @@ func (p parser) expect(v *yaml.Node, path string) (*Expect, error) {
 	}
 	if e.MaxRecovery > 0 && e.NeverRecovers {
 		return nil, p.errAt(v, path, "max_recovery and never_recovers contradict each other: give one")
+	}
+	if e.AnySeed && (!e.needsViolation() || e.MaxRecovery > 0 || e.NeverRecovers ||
+		e.Verdict == reports.Safe || e.Mutex == reports.Safe) {
+		return nil, p.errAt(v, path, "any_seed needs a violation to show (verdict or mutex unsafe) and nothing each seed must keep")
 	}
 	if e.ClientsMayHang && e.Verdict == "" {
 		return nil, p.errAt(v, path, "clients_may_hang qualifies a verdict: give verdict too")

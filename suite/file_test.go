@@ -127,7 +127,7 @@ func TestParseErrors(t *testing.T) {
 		{"resolve error from defaults", "defaults:\n  hold_min: 1s\nscenarios:\n  - name: x\n    impl: redis-single\n    expect: safe\n", "s.yaml:2: defaults.hold_min: hold_min must be ≥ 0 and ≤ hold_max"},
 		{"missing expect", scenario("impl: redis-single"), "s.yaml:2: scenarios[0].expect: missing: give safe, unsafe"},
 		{"bad expect", scenario("impl: redis-single", "expect: maybe"), "s.yaml:4: scenarios[0].expect: want safe, unsafe or any"},
-		{"bad expect field", scenario("impl: redis-single", "expect: {verdict: safe, recovery: 2s}"), "s.yaml:4: scenarios[0].expect.recovery: unknown field (valid: verdict, mutex, max_recovery, never_recovers, clients_may_hang)"},
+		{"bad expect field", scenario("impl: redis-single", "expect: {verdict: safe, recovery: 2s}"), "s.yaml:4: scenarios[0].expect.recovery: unknown field (valid: verdict, mutex, max_recovery, never_recovers, clients_may_hang, any_seed)"},
 		{"bad recovery", scenario("impl: redis-single", "expect: {max_recovery: soon}"), "s.yaml:4: scenarios[0].expect.max_recovery: want a positive duration"},
 		{"contradiction", scenario("impl: redis-single", "expect: {max_recovery: 2s, never_recovers: true}"), "s.yaml:4: scenarios[0].expect: max_recovery and never_recovers contradict"},
 		{"hang allowance alone", scenario("impl: redis-single", "expect: {clients_may_hang: true}"), "s.yaml:4: scenarios[0].expect: clients_may_hang qualifies a verdict: give verdict too"},

@@ -98,6 +98,7 @@ func Merge(dirs []string, out string) (Report, error) {
 		}
 	}
 	slices.SortFunc(merged.Outcomes, func(a, b Outcome) int { return cmp.Compare(a.Index, b.Index) })
+	settleAnySeed(merged.Outcomes)
 	slices.SortFunc(merged.Envelopes, func(a, b SweepOutcome) int { return cmp.Compare(a.Name, b.Name) })
 	merged.Out = out
 	merged.WallSeconds = end.Sub(merged.Started).Seconds()

@@ -74,10 +74,13 @@ type Outcome struct {
 	Expected  string   `json:"expected"`
 	// Unmeasured: the scenario is a matrix cell at the matrix's default
 	// expectation.
-	Unmeasured bool            `json:"unmeasured,omitempty"`
-	Status     Status          `json:"status"`
-	Verdict    checker.Verdict `json:"verdict,omitempty"`
-	Mutex      checker.Verdict `json:"mutex,omitempty"`
+	Unmeasured bool `json:"unmeasured,omitempty"`
+	// AnySeed: the scenario passes when any one of its seeds shows what
+	// it expects (Expect.AnySeed); settleAnySeed judges its runs together.
+	AnySeed bool            `json:"any_seed,omitempty"`
+	Status  Status          `json:"status"`
+	Verdict checker.Verdict `json:"verdict,omitempty"`
+	Mutex   checker.Verdict `json:"mutex,omitempty"`
 	// Got is what the run showed, in the expectation's terms.
 	Got     string   `json:"got,omitempty"`
 	Reasons []string `json:"reasons,omitempty"`
@@ -283,6 +286,7 @@ dispatch:
 	}
 	wg.Wait()
 	prog.close()
+	settleAnySeed(rep.Outcomes)
 	if len(sweeps) > 0 && ctx.Err() == nil {
 		fmt.Fprintf(opt.Progress, "envelopes: %d sweep(s), %d at once\n", len(sweeps), opt.Parallel)
 		rep.Envelopes = runSweeps(ctx, sweeps, opt.Parallel, opt.Progress)
@@ -292,9 +296,32 @@ dispatch:
 	return rep, nil
 }
 
+// settleAnySeed judges the runs of each any-seed scenario together: when
+// one of them showed the expected violation, the others of that scenario
+// pass too, saying which seed showed it. A merge settles again, since a
+// scenario's seeds may have run in different shards.
+func settleAnySeed(os []Outcome) {
+	showed := map[string]int64{}
+	for _, o := range os {
+		if o.AnySeed && o.Status == Pass {
+			if _, ok := showed[o.Scenario]; !ok {
+				showed[o.Scenario] = o.Seed
+			}
+		}
+	}
+	for i := range os {
+		o := &os[i]
+		if s, ok := showed[o.Scenario]; ok && o.AnySeed && o.Status == Fail {
+			o.Status = Pass
+			o.Reasons = append(o.Reasons, fmt.Sprintf("seed %d showed it, and the scenario expects it in any one seed", s))
+		}
+	}
+}
+
 func newOutcome(j job) Outcome {
 	return Outcome{Index: j.index, Scenario: j.sc.Name, Anomalies: j.sc.Anomalies, Impl: j.cfg.Impl, Workload: j.cfg.Workload.Name,
-		Faults: j.cfg.Config.Faults, Seed: j.cfg.Seed, Expected: j.sc.Expect.String(), Unmeasured: j.sc.Unmeasured, Status: NotRun,
+		Faults: j.cfg.Config.Faults, Seed: j.cfg.Seed, Expected: j.sc.Expect.String(), Unmeasured: j.sc.Unmeasured,
+		AnySeed: j.sc.Expect.AnySeed, Status: NotRun,
 		Command: j.cfg.Command()}
 }
 
