@@ -35,7 +35,7 @@ func (clientClockSkew) Traits() Traits {
 				"or a --clock-rate other than 1", delta, hold, ttl-hold, ttl)}
 		}}
 }
-func (clientClockSkew) Applies(impls.Design, bool) error { return nil }
+func (clientClockSkew) Applies(impls.Design, Workload) error { return nil }
 
 func (f clientClockSkew) Run(ctx context.Context, env *Env) error {
 	return every(ctx, env, f.Name(), func(ctx context.Context) (hit, error) {

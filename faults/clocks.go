@@ -46,7 +46,7 @@ func warnClockJump(name string) func(scenario.Config, Target) []string {
 
 // Applies asks the servers' binaries only: an exec design's own program is
 // a client, and the servers' clocks are what these faults move.
-func (serverClock) Applies(d impls.Design, _ bool) error {
+func (serverClock) Applies(d impls.Design, _ Workload) error {
 	for _, bin := range impls.ServerBinaries(d) {
 		if !libcClocks[bin] {
 			return fmt.Errorf("%s does not read its clock through libc, so the clock shim cannot move it (clock faults need redis-server or redis-sentinel)", bin)

@@ -45,7 +45,7 @@ func TestServerClockApplies(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, tc := range cases {
-			err := f.Applies(tc.design, true)
+			err := f.Applies(tc.design, Workload{Name: "counter", Resource: true})
 			switch {
 			case tc.refuse == "" && err != nil:
 				t.Errorf("%s on %s: refused: %v", f.Name(), tc.name, err)

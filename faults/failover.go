@@ -56,7 +56,7 @@ func (failover) Traits() Traits {
 		}}
 }
 
-func (failover) Applies(d impls.Design, _ bool) error {
+func (failover) Applies(d impls.Design, _ Workload) error {
 	if !slices.Contains(d.Roles, cluster.RolePrimary) || !slices.Contains(d.Roles, cluster.RoleSentinel) {
 		return errors.New("failover needs a design whose lock lives on a primary with replicas under Sentinel (e.g. redis-replicated)")
 	}

@@ -23,12 +23,20 @@ type Fault interface {
 	// it: judging its effect, warnings, sweeps and searches.
 	Traits() Traits
 	// Applies returns an error when the fault makes no sense for a design
-	// (e.g. failover without a primary) or a workload (resource: whether
-	// it writes a protected resource), so the run is refused up front.
-	Applies(d impls.Design, resource bool) error
+	// (e.g. failover without a primary) or a workload, so the run is
+	// refused up front.
+	Applies(d impls.Design, w Workload) error
 	// Run injects the fault on its schedule until ctx ends, then heals
 	// whatever is still active and returns.
 	Run(ctx context.Context, env *Env) error
+}
+
+// Workload is what a fault may need to know of the run's workload. It is
+// not the workloads package's: the faults act below what clients do.
+type Workload struct {
+	Name string
+	// Resource: the workload writes a protected resource.
+	Resource bool
 }
 
 // Env is what a fault acts on.

@@ -24,7 +24,7 @@ func (killHolder) Description() string {
 func (killHolder) Traits() Traits {
 	return Traits{Aim: history.AimHolder, Targets: HolderTarget, Target: "holder", Servers: ServersUntouched}
 }
-func (killHolder) Applies(impls.Design, bool) error { return nil }
+func (killHolder) Applies(impls.Design, Workload) error { return nil }
 
 func (f killHolder) Run(ctx context.Context, env *Env) error {
 	return every(ctx, env, f.Name(), func(ctx context.Context) (hit, error) {

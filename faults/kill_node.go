@@ -25,7 +25,7 @@ func (killNode) Description() string {
 func (killNode) Traits() Traits {
 	return Traits{Aim: history.AimServers, Targets: NodeTargets, Target: "node"}
 }
-func (killNode) Applies(impls.Design, bool) error { return nil }
+func (killNode) Applies(impls.Design, Workload) error { return nil }
 
 func (f killNode) Run(ctx context.Context, env *Env) error {
 	return every(ctx, env, f.Name(), func(context.Context) (hit, error) {

@@ -42,7 +42,7 @@ func (f latency) warn(c scenario.Config, t Target) []string {
 	}
 	return nil
 }
-func (latency) Applies(impls.Design, bool) error { return nil }
+func (latency) Applies(impls.Design, Workload) error { return nil }
 
 func (f latency) Run(ctx context.Context, env *Env) error {
 	return onLinks(ctx, env, f.Name(), func(l *cluster.Link) error {

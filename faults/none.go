@@ -17,7 +17,7 @@ type none struct{}
 
 func (none) Name() string                          { return None }
 func (none) Description() string                   { return "no fault: the control run" }
-func (none) Applies(impls.Design, bool) error      { return nil }
+func (none) Applies(impls.Design, Workload) error  { return nil }
 func (none) Run(ctx context.Context, _ *Env) error { <-ctx.Done(); return nil }
 
 // Traits: none touches nothing, so its runs dial servers directly and

@@ -19,8 +19,8 @@ func (partition) Name() string { return "partition" }
 func (partition) Description() string {
 	return "cut links (bytes dropped both ways, calls time out) for the fault duration"
 }
-func (partition) Traits() Traits                   { return linkTraits(nil) }
-func (partition) Applies(impls.Design, bool) error { return nil }
+func (partition) Traits() Traits                       { return linkTraits(nil) }
+func (partition) Applies(impls.Design, Workload) error { return nil }
 
 func (f partition) Run(ctx context.Context, env *Env) error {
 	return onLinks(ctx, env, f.Name(), func(l *cluster.Link) error { return l.Cut(f.Name()) })

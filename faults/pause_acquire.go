@@ -43,7 +43,7 @@ func (f pauseAt) Traits() Traits {
 func (f pauseAt) Name() string        { return f.name }
 func (f pauseAt) Description() string { return f.desc }
 
-func (f pauseAt) Applies(d impls.Design, _ bool) error {
+func (f pauseAt) Applies(d impls.Design, _ Workload) error {
 	if !slices.Contains(d.Checkpoints, f.point) {
 		return fmt.Errorf("%s needs a design that reports the %s checkpoint (%s)", f.name, f.point, f.designs)
 	}

@@ -28,10 +28,10 @@ type pauseClient struct {
 	traits     Traits
 }
 
-func (f pauseClient) Name() string                   { return f.name }
-func (f pauseClient) Description() string            { return f.desc }
-func (f pauseClient) Traits() Traits                 { return f.traits }
-func (pauseClient) Applies(impls.Design, bool) error { return nil }
+func (f pauseClient) Name() string                       { return f.name }
+func (f pauseClient) Description() string                { return f.desc }
+func (f pauseClient) Traits() Traits                     { return f.traits }
+func (pauseClient) Applies(impls.Design, Workload) error { return nil }
 
 func (f pauseClient) Run(ctx context.Context, env *Env) error {
 	return every(ctx, env, f.name, func(ctx context.Context) (hit, error) {

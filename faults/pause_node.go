@@ -23,7 +23,7 @@ func (pauseNode) Traits() Traits {
 	return Traits{Aim: history.AimServers, Targets: NodeTargets, Target: "node", Servers: ServersSignalled,
 		Size: Size{Sweeps: []Vary{VaryPause}, Moment: MomentGrant}}
 }
-func (pauseNode) Applies(impls.Design, bool) error { return nil }
+func (pauseNode) Applies(impls.Design, Workload) error { return nil }
 
 func (f pauseNode) Run(ctx context.Context, env *Env) error {
 	return every(ctx, env, f.Name(), func(context.Context) (hit, error) {

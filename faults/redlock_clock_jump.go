@@ -19,11 +19,11 @@ func (redlockClockJump) Name() string { return "redlock-clock-jump" }
 func (redlockClockJump) Description() string {
 	return "cut the holder from 2 of 5 nodes; once it holds the other 3, jump one of them --clock-delta ahead for the fault duration"
 }
-func (f redlockClockJump) Applies(d impls.Design, _ bool) error {
+func (f redlockClockJump) Applies(d impls.Design, _ Workload) error {
 	if err := splitApplies(d, f.Name()); err != nil {
 		return err
 	}
-	return serverClock{f.Name()}.Applies(d, false)
+	return serverClock{f.Name()}.Applies(d, Workload{})
 }
 
 // Traits: the split waits for the holder to hold its three reachable

@@ -28,7 +28,7 @@ func (redlockRestart) Traits() Traits {
 	return Traits{Aim: history.AimServers, Links: true}
 }
 
-func (f redlockRestart) Applies(d impls.Design, _ bool) error { return splitApplies(d, f.Name()) }
+func (f redlockRestart) Applies(d impls.Design, _ Workload) error { return splitApplies(d, f.Name()) }
 
 func (f redlockRestart) Run(ctx context.Context, env *Env) error {
 	return runSplit(ctx, env, f.Name(), "killed", killRestart)

@@ -17,8 +17,8 @@ func (resetPeer) Name() string { return "reset-peer" }
 func (resetPeer) Description() string {
 	return "reset connections on links whenever data flows, for the fault duration"
 }
-func (resetPeer) Traits() Traits                   { return linkTraits(nil) }
-func (resetPeer) Applies(impls.Design, bool) error { return nil }
+func (resetPeer) Traits() Traits                       { return linkTraits(nil) }
+func (resetPeer) Applies(impls.Design, Workload) error { return nil }
 
 func (f resetPeer) Run(ctx context.Context, env *Env) error {
 	return onLinks(ctx, env, f.Name(), func(l *cluster.Link) error { return l.Reset(f.Name()) })

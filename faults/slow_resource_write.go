@@ -55,12 +55,12 @@ func (slowResourceWrite) Traits() Traits {
 		}}
 }
 
-func (slowResourceWrite) Applies(d impls.Design, resource bool) error {
+func (slowResourceWrite) Applies(d impls.Design, w Workload) error {
 	if d.GuardsWrites {
 		return fmt.Errorf("%s keeps the protected data in its own servers: there is no resource link to delay", d.Name)
 	}
-	if !resource {
-		return fmt.Errorf("the workload has no resource to write to (use counter)")
+	if !w.Resource {
+		return fmt.Errorf("workload %s has no resource to write to (use counter)", w.Name)
 	}
 	return nil
 }

@@ -130,7 +130,7 @@ func Resolve(cfg scenario.Config) (Resolved, error) {
 		if err != nil {
 			return r, &BadConfigError{err}
 		}
-		if err := f.Applies(r.Design, r.Workload.NeedsResource); err != nil {
+		if err := f.Applies(r.Design, faults.Workload{Name: cfg.Workload, Resource: r.Workload.NeedsResource}); err != nil {
 			return r, bad("fault %s does not apply to impl %s: %v", name, cfg.Impl, err)
 		}
 		if len(cfg.Servers) > 0 {

@@ -127,7 +127,7 @@ func (p parser) envelopes(f *File, kv pair, defaults []pair) error {
 		design, _ := impls.Lookup(dn.Value)
 		for _, fn := range faultNames {
 			fault, _ := faults.Lookup(fn.Value)
-			if fault.Applies(design, writesResource(base.Workload)) != nil {
+			if fault.Applies(design, faultWorkload(base.Workload)) != nil {
 				continue
 			}
 			applies[fn.Value] = true

@@ -365,7 +365,7 @@ func (p parser) scenario(n *yaml.Node, path string, defaults []pair) (*Scenario,
 		if err != nil {
 			return nil, p.errAt(node, field, "%v", err)
 		}
-		if err := fault.Applies(design, writesResource(cfg.Workload)); err != nil {
+		if err := fault.Applies(design, faultWorkload(cfg.Workload)); err != nil {
 			return nil, p.errAt(node, field, "fault %s does not apply to impl %s: %v", name, cfg.Impl, err)
 		}
 	}

@@ -166,7 +166,7 @@ func (picky) Description() string { return "test fault" }
 func (picky) Traits() faults.Traits {
 	return faults.Traits{Aim: history.AimLock, Servers: faults.ServersUntouched}
 }
-func (picky) Applies(d impls.Design, _ bool) error {
+func (picky) Applies(d impls.Design, _ faults.Workload) error {
 	if !d.Fenced {
 		return errors.New("it needs fencing tokens")
 	}

@@ -166,7 +166,7 @@ func (p parser) matrix(kv pair, defaults []pair) ([]matrixCell, []pair, error) {
 		design, _ := impls.Lookup(dn.Value)
 		for _, fn := range faultNames {
 			fault, _ := faults.Lookup(fn.Value)
-			if fault.Applies(design, writesResource(cfg.Workload)) == nil {
+			if fault.Applies(design, faultWorkload(cfg.Workload)) == nil {
 				applies[fn.Value] = true
 				cells = append(cells, matrixCell{Cell: Cell{Design: dn.Value, Fault: fn.Value}, design: dn, fault: fn})
 			}
@@ -214,10 +214,9 @@ func (p parser) matrixNames(kv pair, all []string, lookup func(string) error) ([
 	return out, nil
 }
 
-// writesResource reports whether the named workload writes a protected
-// resource, as a fault's Applies asks; an unknown workload is refused
-// elsewhere.
-func writesResource(workload string) bool {
-	w, err := workloads.Lookup(workload)
-	return err == nil && w.NeedsResource
+// faultWorkload is the named workload as a fault's Applies sees it; an
+// unknown workload is refused elsewhere.
+func faultWorkload(name string) faults.Workload {
+	w, err := workloads.Lookup(name)
+	return faults.Workload{Name: name, Resource: err == nil && w.NeedsResource}
 }

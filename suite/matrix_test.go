@@ -25,8 +25,8 @@ func (collider) Description() string { return "test fault" }
 func (collider) Traits() faults.Traits {
 	return faults.Traits{Aim: history.AimLock, Servers: faults.ServersUntouched}
 }
-func (collider) Applies(_ impls.Design, resource bool) error {
-	if resource {
+func (collider) Applies(_ impls.Design, w faults.Workload) error {
+	if w.Resource {
 		return errors.New("test fault for a workload without a resource")
 	}
 	return nil
@@ -55,7 +55,7 @@ matrix:
 	var want []Cell
 	for _, d := range impls.All() {
 		for _, fault := range faults.All() {
-			if d.Name != impls.ExecName && fault.Applies(d, true) == nil {
+			if d.Name != impls.ExecName && fault.Applies(d, counter) == nil {
 				want = append(want, Cell{d.Name, fault.Name()})
 			}
 		}

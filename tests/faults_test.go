@@ -124,6 +124,9 @@ func TestKillHolder(t *testing.T) {
 	}
 }
 
+// counter is the workload TestEveryFaultRuns runs, as faults see it.
+var counter = faults.Workload{Name: "counter", Resource: true}
+
 // TestEveryFaultRuns runs each fault end to end on the fenced design (whose
 // data must stay safe) and checks that every start was healed and nothing
 // is left running.
@@ -138,10 +141,10 @@ func TestEveryFaultRuns(t *testing.T) {
 			// which may rightly lose updates under it: then only the run
 			// itself is checked, not its verdict.
 			impl, want := "redis-single-fenced", []int{0}
-			if d, _ := impls.Lookup(impl); f.Applies(d, true) != nil {
+			if d, _ := impls.Lookup(impl); f.Applies(d, counter) != nil {
 				impl, want = "", []int{0, 1}
 				for _, d := range impls.All() {
-					if f.Applies(d, true) == nil {
+					if f.Applies(d, counter) == nil {
 						impl = d.Name
 						break
 					}
