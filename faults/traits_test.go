@@ -50,7 +50,7 @@ func TestTraitsSayWhatFaultsDo(t *testing.T) {
 	onLinks := []string{"latency", "partition", "reset-peer", "slow-resource-write", "failover", "redlock-clock-jump", "redlock-restart"}
 	onClient := map[string]history.Aim{"pause-holder": history.AimHolder, "pause-client": history.AimHolder,
 		"kill-holder": history.AimHolder, "client-clock-skew": history.AimHolder, "pause-waiter": history.AimWaiter,
-		"pause-acquire": history.AimWaiter, "slow-resource-write": history.AimWrite}
+		"pause-acquire": history.AimWaiter, "pause-at": history.AimWaiter, "slow-resource-write": history.AimWrite}
 	for _, f := range All() {
 		tr := f.Traits()
 		if slices.Contains(onLinks, f.Name()) != tr.Links {
