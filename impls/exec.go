@@ -330,8 +330,12 @@ func (l *execLock) checkpoint(req protocol.Request, point string) error {
 	case req.Type != protocol.Acquire && req.Type != protocol.Release:
 		return fmt.Errorf("announced checkpoint %q while handling %s: checkpoints go inside acquire and release only", point, req.Type)
 	case !slices.Contains(l.cfg.ExecCheckpoints, point):
-		return fmt.Errorf("announced checkpoint %q, which --exec-checkpoints does not list (it lists: %s): add it, so that faults and searches know of it",
-			point, strings.Join(l.cfg.ExecCheckpoints, ", "))
+		listed := "it lists none"
+		if len(l.cfg.ExecCheckpoints) > 0 {
+			listed = "it lists " + strings.Join(l.cfg.ExecCheckpoints, ", ")
+		}
+		return fmt.Errorf("announced checkpoint %q, which --exec-checkpoints does not list (%s): add it, so that faults and searches know of it",
+			point, listed)
 	}
 	l.cfg.Reach(point)
 	ack, err := json.Marshal(protocol.Ack{InReplyTo: req.ID, Type: protocol.Continue})
