@@ -182,9 +182,9 @@ func Explore(ctx context.Context, o Options) (*Report, error) {
 		f := pick.next()
 		t := Trial{N: n, Origin: "fresh", Seed: rng.Int64N(1 << 31)}
 		if b, ok := best[f.Name()]; ok && b.score() > 0 && rng.IntN(5) < 3 {
-			t.Knobs, t.Origin = mutate(rng, b.Knobs, f, design.Roles, holdHi), fmt.Sprintf("mutated from t%d", b.N)
+			t.Knobs, t.Origin = mutate(rng, b.Knobs, f, design.Roles, design.Checkpoints, holdHi), fmt.Sprintf("mutated from t%d", b.N)
 		} else {
-			t.Knobs = fresh(rng, f, design.Roles, holdHi)
+			t.Knobs = fresh(rng, f, design.Roles, design.Checkpoints, holdHi)
 		}
 		cfg, reason := t.Knobs.resolve(o.Base, t.Seed, filepath.Join(o.Out, "runs"), fmt.Sprintf("t%03d-%s", n, f.Name()))
 		if reason != "" {

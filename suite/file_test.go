@@ -198,7 +198,7 @@ func TestParseEverySetting(t *testing.T) {
 		"hold_min": "5ms", "hold_max": "90ms", "fault_interval": "2s", "fault_duration": "900ms",
 		"fault_target": "pause-holder=holder", "fault_moment": "grant", "latency": "80ms", "jitter": "20ms", "clock_delta": "-500ms",
 		"clock_rate": "1.5", "persist": "true", "backend": "local", "keep_data": "true", "check_timeout": "20s",
-		"servers": "127.0.0.1:7000", "server_pids": "4242",
+		"servers": "127.0.0.1:7000", "server_pids": "4242", "exec_checkpoints": "after-set,before-del", "checkpoint": "before-del",
 	}
 	var set []scenario.Setting
 	src := "scenarios:\n  - name: every\n    expect: any\n"
