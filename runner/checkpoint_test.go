@@ -53,8 +53,12 @@ func TestResolveCheckpoints(t *testing.T) {
 		}, []string{"acquire-granted"}, ""},
 		{"none to choose from", func(c *scenario.Config) {
 			*c = scenario.Defaults()
-			c.Impl, c.Faults, c.Checkpoint = "redis-single", []string{"none"}, "x"
+			c.Impl, c.Faults, c.Checkpoint = "redis-single", []string{"pause-at"}, "x"
 		}, nil, "it reaches: none (an exec program announces its own: --exec-checkpoints)"},
+		{"no fault strikes there", func(c *scenario.Config) {
+			*c = exec("pause-holder")
+			c.ExecCheckpoints, c.Checkpoint = []string{"after-set"}, "after-set"
+		}, nil, `--checkpoint "after-set": no fault of the run stops a client at a checkpoint it names: add pause-at to --fault, or drop --checkpoint`},
 		{"bad name", func(c *scenario.Config) {
 			*c = exec("none")
 			c.ExecCheckpoints = []string{"after set\t"}

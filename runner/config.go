@@ -165,6 +165,17 @@ func Resolve(cfg scenario.Config) (Resolved, error) {
 		r.Faults = append(r.Faults, f)
 		r.Targets = append(r.Targets, t)
 	}
+	atCheckpoint := func(f faults.Fault) bool { return f.Traits().AtCheckpoint }
+	if cfg.Checkpoint != "" && !slices.ContainsFunc(r.Faults, atCheckpoint) {
+		var names []string
+		for _, f := range faults.All() {
+			if atCheckpoint(f) {
+				names = append(names, f.Name())
+			}
+		}
+		return r, bad("--checkpoint %q: no fault of the run stops a client at a checkpoint it names: add %s to --fault, or drop --checkpoint",
+			cfg.Checkpoint, strings.Join(names, " or "))
+	}
 	if r.FaultDuration == 0 {
 		r.FaultDuration = 2 * r.TTL
 	}
