@@ -35,7 +35,7 @@ a proof of safety), 130 when interrupted, 254 for bad arguments.`,
 	// flags here.
 	bindSettings(cmd, &base, map[string]string{
 		"fault": "faults to search, or all (default: every fault that applies to the design)",
-	}, "impl", "exec-cmd", "exec-servers", "workload", "fault", "ttl", "backend", "store")
+	}, "impl", "exec-cmd", "exec-servers", "exec-checkpoints", "workload", "fault", "ttl", "backend", "store")
 	fs := cmd.Flags()
 	fs.Var(&budget, "budget", "how long to search before reporting coverage")
 	fs.Var(&shrinkBudget, "shrink-budget", "how long to shrink a violation once found")

@@ -31,12 +31,12 @@ func TestDrawsStayInRanges(t *testing.T) {
 	for _, name := range []string{"pause-holder", "kill-node", "latency", "slow-resource-write"} {
 		f := mustFault(t, name)
 		r := seed.Stream(1, seed.Explore, 0)
-		k := fresh(r, f, nil, holdRange[1])
+		k := fresh(r, f, nil, nil, holdRange[1])
 		for i := range 200 {
 			if i%2 == 1 {
-				k = mutate(r, k, f, nil, holdRange[1])
+				k = mutate(r, k, f, nil, nil, holdRange[1])
 			} else {
-				k = fresh(r, f, nil, holdRange[1])
+				k = fresh(r, f, nil, nil, holdRange[1])
 			}
 			if k.FaultLen < faultLenRange[0] || k.FaultLen > faultLenRange[1] || k.Hold < holdRange[0] || k.Hold > holdRange[1] ||
 				k.Clients < clientRange[0] || k.Clients > clientRange[1] || k.Keys < keyRange[0] || k.Keys > keyRange[1] {

@@ -196,9 +196,9 @@ func Explore(ctx context.Context, o Options) (*Report, error) {
 			hi = min(hi, maxHoldUnderLease)
 		}
 		if b, ok := best[f.Name()]; ok && b.score() > 0 && rng.IntN(5) < 3 {
-			t.Knobs, t.Origin = mutate(rng, b.Knobs, f, design.Roles, hi), fmt.Sprintf("mutated from t%d", b.N)
+			t.Knobs, t.Origin = mutate(rng, b.Knobs, f, design.Roles, design.Checkpoints, hi), fmt.Sprintf("mutated from t%d", b.N)
 		} else {
-			t.Knobs = fresh(rng, f, design.Roles, hi)
+			t.Knobs = fresh(rng, f, design.Roles, design.Checkpoints, hi)
 		}
 		if underLease {
 			t.Knobs = t.Knobs.underLease()

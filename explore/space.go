@@ -18,6 +18,9 @@ type Knobs struct {
 	Fault  string `json:"fault"`
 	Target string `json:"target,omitempty"` // "" is the fault's default
 	Moment string `json:"moment"`
+	// Checkpoint is where a fault that strikes at a checkpoint
+	// (faults.Traits.AtCheckpoint) stops a client: one the design lists.
+	Checkpoint string `json:"checkpoint,omitempty"`
 	// FaultLen is the fault's size in TTLs: a pause's or a restart's
 	// length, a request's delay, a clock jump.
 	FaultLen float64 `json:"fault_len_ttl"`
@@ -88,8 +91,19 @@ func targetsOf(f faults.Fault, roles []string) []string {
 	return out
 }
 
-// fresh draws a new point for fault f; holds stay below holdHi TTLs.
-func fresh(r *rand.Rand, f faults.Fault, roles []string, holdHi float64) Knobs {
+// pickCheckpoint draws one of the design's checkpoints for a fault that
+// strikes at one, so that a search tries each; "" for any other fault,
+// which draws nothing.
+func pickCheckpoint(r *rand.Rand, f faults.Fault, checkpoints []string) string {
+	if !f.Traits().AtCheckpoint || len(checkpoints) == 0 {
+		return ""
+	}
+	return checkpoints[r.IntN(len(checkpoints))]
+}
+
+// fresh draws a new point for fault f in a design with the given server
+// roles and checkpoints; holds stay below holdHi TTLs.
+func fresh(r *rand.Rand, f faults.Fault, roles, checkpoints []string, holdHi float64) Knobs {
 	k := Knobs{Fault: f.Name(), Moment: pickMoment(r), HoldSpread: 0.3 * r.Float64(), IOLong: r.IntN(2) == 0,
 		Clients: clientRange[0] + r.IntN(clientRange[1]-clientRange[0]+1), Keys: 1}
 	ts := targetsOf(f, roles)
@@ -105,6 +119,7 @@ func fresh(r *rand.Rand, f faults.Fault, roles []string, holdHi float64) Knobs {
 	if r.IntN(5) < 2 {
 		k.Keys = keyRange[0] + 1 + r.IntN(keyRange[1]-keyRange[0])
 	}
+	k.Checkpoint = pickCheckpoint(r, f, checkpoints)
 	return k
 }
 
@@ -123,8 +138,9 @@ func (k Knobs) underLease() Knobs {
 }
 
 // mutate perturbs a point that did well: lengths by up to about ×1.5 either
-// way, and now and then another moment, target or client count.
-func mutate(r *rand.Rand, k Knobs, f faults.Fault, roles []string, holdHi float64) Knobs {
+// way, and now and then another moment, target, client count or
+// checkpoint.
+func mutate(r *rand.Rand, k Knobs, f faults.Fault, roles, checkpoints []string, holdHi float64) Knobs {
 	scale := func(v, lo, hi float64) float64 {
 		return min(hi, max(lo, v*math.Exp(0.4*r.NormFloat64())))
 	}
@@ -143,6 +159,9 @@ func mutate(r *rand.Rand, k Knobs, f faults.Fault, roles []string, holdHi float6
 	if r.IntN(3) == 0 {
 		k.Clients = min(clientRange[1], max(clientRange[0], k.Clients+r.IntN(3)-1))
 	}
+	if len(checkpoints) > 1 && f.Traits().AtCheckpoint && r.IntN(3) == 0 {
+		k.Checkpoint = pickCheckpoint(r, f, checkpoints)
+	}
 	return k
 }
 
@@ -158,6 +177,7 @@ func (k Knobs) Config(base scenario.Config, seed int64) scenario.Config {
 	c.Faults = []string{k.Fault}
 	c.FaultTarget = k.Target
 	c.FaultMoment = k.Moment
+	c.Checkpoint = k.Checkpoint
 	c.FaultDuration = max(ratio(k.FaultLen), scenario.Duration(10*time.Millisecond))
 	if f, err := faults.Lookup(k.Fault); err == nil {
 		faults.SetSize(&c, f, time.Duration(c.FaultDuration))
@@ -187,6 +207,10 @@ func (k Knobs) String() string {
 	if k.IOLong {
 		io = "long"
 	}
-	return fmt.Sprintf("%s target=%s moment=%s len=%.2f×TTL hold=%.2f×TTL io=%s clients=%d keys=%d",
-		k.Fault, t, k.Moment, k.FaultLen, k.Hold, io, k.Clients, k.Keys)
+	at := ""
+	if k.Checkpoint != "" {
+		at = fmt.Sprintf(" checkpoint=%q", k.Checkpoint)
+	}
+	return fmt.Sprintf("%s target=%s moment=%s%s len=%.2f×TTL hold=%.2f×TTL io=%s clients=%d keys=%d",
+		k.Fault, t, k.Moment, at, k.FaultLen, k.Hold, io, k.Clients, k.Keys)
 }

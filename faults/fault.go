@@ -82,6 +82,10 @@ type Env struct {
 	// stops it there (SIGSTOP), disarms the rest and returns its index.
 	// The caller resumes it.
 	PauseAt func(ctx context.Context, point string) (int, error)
+	// Checkpoint is where a fault that strikes at the run's checkpoint
+	// (Traits.AtCheckpoint) stops a client: --checkpoint, or the design's
+	// first.
+	Checkpoint string
 }
 
 // Clients is the coordinator's handle on the worker processes. A client

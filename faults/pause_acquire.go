@@ -18,16 +18,20 @@ func init() {
 		warn: warnPause("pause-acquire", true)})
 }
 
-// pauseAt freezes a client at a point inside Acquire that its design
-// reports (lock.Config.Checkpoint), for Duration. The client stops itself
-// there, since a signal from outside would land anywhere.
+// pauseAt freezes a client at a point inside Acquire (or, for an exec
+// program, Release) that its design reports (lock.Config.Checkpoint), for
+// Duration. The client stops itself there, since a signal from outside
+// would land anywhere.
 //
 // pause-acquire stops it after the store granted the lock (a Redlock
 // quorum said OK) and before the client judged how long the grant is
 // valid: antirez's "paused during acquire" case, which Redlock's
 // elapsed-time check is meant to catch.
 type pauseAt struct {
-	name, point, desc string
+	name, desc string
+	// point is the checkpoint; "" is the run's (Env.Checkpoint), any the
+	// design lists.
+	point string
 	// designs names the designs that report the point, for the refusal.
 	designs string
 	warn    func(scenario.Config, Target) []string
@@ -36,7 +40,7 @@ type pauseAt struct {
 // Traits: the client stops itself at its checkpoint, which places the
 // strike: a sweep's lock moment on top would only delay it.
 func (f pauseAt) Traits() Traits {
-	return Traits{Aim: history.AimWaiter, Servers: ServersUntouched,
+	return Traits{Aim: history.AimWaiter, Servers: ServersUntouched, AtCheckpoint: f.point == "",
 		Size: Size{Sweeps: []Vary{VaryPause}, Moment: MomentAny}, Warn: f.warn}
 }
 
@@ -44,15 +48,25 @@ func (f pauseAt) Name() string        { return f.name }
 func (f pauseAt) Description() string { return f.desc }
 
 func (f pauseAt) Applies(d impls.Design, _ Workload) error {
-	if !slices.Contains(d.Checkpoints, f.point) {
+	switch {
+	case f.point == "" && len(d.Checkpoints) == 0:
+		return fmt.Errorf("%s needs a design that reports checkpoints (%s)", f.name, f.designs)
+	case f.point != "" && !slices.Contains(d.Checkpoints, f.point):
 		return fmt.Errorf("%s needs a design that reports the %s checkpoint (%s)", f.name, f.point, f.designs)
 	}
 	return nil
 }
 
 func (f pauseAt) Run(ctx context.Context, env *Env) error {
+	point := f.point
+	if point == "" {
+		point = env.Checkpoint
+	}
+	if point == "" {
+		return fmt.Errorf("%s: the run names no checkpoint", f.name)
+	}
 	return every(ctx, env, f.name, func(ctx context.Context) (hit, error) {
-		c, err := env.PauseAt(ctx, f.point)
+		c, err := env.PauseAt(ctx, point)
 		if err != nil {
 			return hit{}, err
 		}

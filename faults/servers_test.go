@@ -16,7 +16,7 @@ func TestCheckUserServers(t *testing.T) {
 	)
 	want := map[string]string{
 		"none": always, "pause-client": always, "pause-holder": always, "pause-acquire": always,
-		"pause-waiter": always, "kill-holder": always, "client-clock-skew": always, "latency": always,
+		"pause-waiter": always, "pause-at": always, "kill-holder": always, "client-clock-skew": always, "latency": always,
 		"partition": always, "reset-peer": always, "slow-resource-write": always, "reply-latency": always,
 		"pause-node": withPids,
 		"kill-node":  never, "clock-bump": never, "clock-strobe": never, "redlock-clock-jump": never,

@@ -39,6 +39,10 @@ type Traits struct {
 	// instead of one write and one wake-up of the coordinator per invoke
 	// (runner.WorkerConfig.Batch).
 	Inert bool
+	// AtCheckpoint: it stops a client at the checkpoint the run names
+	// (--checkpoint, Env.Checkpoint), any the design lists, so a search
+	// sets that too and tries each of the design's checkpoints.
+	AtCheckpoint bool
 	// Size is the fault's magnitude and how sweeps and searches turn it.
 	Size Size
 	// Warn says, one line each, under which settings the fault cannot do

@@ -50,11 +50,11 @@ func TestEveryFaultDeclaresTraits(t *testing.T) {
 func TestTraitsSayWhatFaultsDo(t *testing.T) {
 	onLinks := []string{"latency", "reply-latency", "partition", "reset-peer", "slow-resource-write", "failover",
 		"redlock-clock-jump", "redlock-restart"}
-	offLinks := []string{"none", "pause-holder", "pause-client", "pause-acquire", "pause-waiter", "kill-holder",
+	offLinks := []string{"none", "pause-holder", "pause-client", "pause-acquire", "pause-waiter", "pause-at", "kill-holder",
 		"kill-node", "pause-node", "client-clock-skew", "clock-bump", "clock-strobe"}
 	aims := map[string]history.Aim{"pause-holder": history.AimHolder, "pause-client": history.AimHolder,
 		"kill-holder": history.AimHolder, "client-clock-skew": history.AimHolder, "pause-waiter": history.AimWaiter,
-		"pause-acquire": history.AimWaiter, "slow-resource-write": history.AimWrite, "pause-node": history.AimServers,
+		"pause-acquire": history.AimWaiter, "pause-at": history.AimWaiter, "slow-resource-write": history.AimWrite, "pause-node": history.AimServers,
 		"kill-node": history.AimServers, "clock-bump": history.AimClocks, "clock-strobe": history.AimClocks,
 		"redlock-clock-jump": history.AimClocks, "partition": history.AimLinks, "latency": history.AimLinks, "none": history.AimLock}
 	lookup := func(name string) Traits {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -87,7 +88,10 @@ func ExecDesign(cmd, servers string) (Design, error) {
 	// client is the program.
 	bins := d.Binaries
 	d = s
+	// The checkpoints, too, are the client's: the program announces its
+	// own (--exec-checkpoints), never those of s's Go client.
 	d.Name, d.Description, d.Fenced, d.Renews, d.New = exec.Name, exec.Description, false, exec.Renews, exec.New
+	d.Checkpoints = nil
 	for b, p := range s.Binaries {
 		bins[b] = p
 	}
@@ -291,6 +295,14 @@ func (l *execLock) call(req protocol.Request, timeout time.Duration) (protocol.R
 				return protocol.Reply{}, l.broke(line, ol.n, fmt.Errorf("answers request %d, which it was not asked (waiting for %d): %s",
 					rep.InReplyTo, req.ID, quote(ol.text)))
 			}
+			if rep.Type == protocol.Checkpoint {
+				if err := l.checkpoint(req, rep.Point); err != nil {
+					return protocol.Reply{}, l.broke(line, ol.n, err)
+				}
+				// The time held at the checkpoint is not the program's.
+				last = time.Now()
+				continue
+			}
 			l.cmds.Add(rep.Cmds)
 			return rep, nil
 		case <-tick.C:
@@ -305,6 +317,35 @@ func (l *execLock) call(req protocol.Request, timeout time.Duration) (protocol.R
 			}
 		}
 	}
+}
+
+// checkpoint passes the program's announcement of point, made while it
+// handles req, to the worker (lock.Config.Reach), which may hold it there
+// for a fault, and then lets the program go on. The program waits for that
+// continue line, so it stays between the round trips it announced the
+// point between however long the worker is held, whether or not a stop of
+// the worker's process group reaches it.
+func (l *execLock) checkpoint(req protocol.Request, point string) error {
+	switch {
+	case req.Type != protocol.Acquire && req.Type != protocol.Release:
+		return fmt.Errorf("announced checkpoint %q while handling %s: checkpoints go inside acquire and release only", point, req.Type)
+	case !slices.Contains(l.cfg.ExecCheckpoints, point):
+		listed := "it lists none"
+		if len(l.cfg.ExecCheckpoints) > 0 {
+			listed = "it lists " + strings.Join(l.cfg.ExecCheckpoints, ", ")
+		}
+		return fmt.Errorf("announced checkpoint %q, which --exec-checkpoints does not list (%s): add it, so that faults and searches know of it",
+			point, listed)
+	}
+	l.cfg.Reach(point)
+	ack, err := json.Marshal(protocol.Ack{InReplyTo: req.ID, Type: protocol.Continue})
+	if err != nil {
+		return fmt.Errorf("encode continue: %w", err)
+	}
+	if _, err := l.stdin.Write(append(ack, '\n')); err != nil {
+		return fmt.Errorf("cannot send continue after checkpoint %q (%v): %s", point, err, l.exitStatus())
+	}
+	return nil
 }
 
 // broke records that the program can no longer be trusted: it says so on

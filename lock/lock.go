@@ -128,6 +128,9 @@ type Config struct {
 	// directory it runs in (where the user started locktest).
 	ExecCmd string `json:"exec_cmd,omitempty"`
 	ExecDir string `json:"exec_dir,omitempty"`
+	// ExecCheckpoints are the checkpoints the exec program may announce:
+	// any other is a broken program, not a point a fault could ever aim at.
+	ExecCheckpoints []string `json:"exec_checkpoints,omitempty"`
 	// Checkpoint, when set, is called by designs at the points they list in
 	// impls.Design.Checkpoints, so that a fault can stop the client at
 	// exactly that point (see CheckpointGranted). It may block while

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Request types, sent by locktest.
@@ -18,6 +21,11 @@ const (
 	Release = "release"
 	// Renew extends the lease of a held lock by TTLMs.
 	Renew = "renew"
+	// Continue answers a Checkpoint line: the program may go on with the
+	// request it names. Until it comes, the program waits, so that a fault
+	// holding the client at the checkpoint holds the program between the
+	// two round trips it was announced between.
+	Continue = "continue"
 )
 
 // Reply types, sent by the program. What each means for the checker is the
@@ -31,7 +39,36 @@ const (
 	// Error: the outcome is unknown (a timeout, a lost connection): the
 	// request may have taken effect. Recorded as info, never as fail.
 	Error = "error"
+	// Checkpoint is no reply: the program says it has reached Point while
+	// handling the request named by InReplyTo (an acquire or a release),
+	// and waits for a Continue line before it goes on. The Go API's
+	// lock.Config.Reach, for a program.
+	Checkpoint = "checkpoint"
 )
+
+// MaxPoint is the longest checkpoint name, in bytes.
+const MaxPoint = 64
+
+// CheckPoint says what is wrong with a checkpoint name, or nil. Names are
+// the program's free text, shown in commands, logs and reports: short,
+// printable, and without the comma that separates them in a list.
+func CheckPoint(name string) error {
+	switch {
+	case name == "":
+		return errors.New("a checkpoint name is empty")
+	case len(name) > MaxPoint:
+		return fmt.Errorf("checkpoint name %.20q… is longer than %d bytes", name, MaxPoint)
+	case !utf8.ValidString(name):
+		return fmt.Errorf("checkpoint name %q is not valid UTF-8", name)
+	case strings.TrimSpace(name) != name:
+		return fmt.Errorf("checkpoint name %q begins or ends with a blank", name)
+	case strings.ContainsRune(name, ','):
+		return fmt.Errorf("checkpoint name %q holds a comma, which separates names in a list", name)
+	case strings.ContainsFunc(name, func(r rune) bool { return !unicode.IsGraphic(r) }):
+		return fmt.Errorf("checkpoint name %q holds a character that is not printable", name)
+	}
+	return nil
+}
 
 // Request is one line locktest writes to the program's stdin. Fields a
 // request type does not use are left out.
@@ -85,10 +122,20 @@ type Reply struct {
 	Cmds int64 `json:"cmds,omitempty"`
 	// Error says why, for fail and error.
 	Error string `json:"error,omitempty"`
+	// Point is the checkpoint reached, for a Checkpoint line.
+	Point string `json:"point,omitempty"`
 }
 
-// ParseReply decodes and checks one line from the program. Unknown fields
-// are ignored so programs can add their own.
+// Ack is a line locktest writes to the program's stdin that answers one of
+// its lines rather than asking anything: Continue after a Checkpoint.
+type Ack struct {
+	InReplyTo int64  `json:"in_reply_to"`
+	Type      string `json:"type"`
+}
+
+// ParseReply decodes and checks one line from the program: a reply, or a
+// Checkpoint line with a valid Point. Unknown fields are ignored so
+// programs can add their own.
 func ParseReply(line []byte) (Reply, error) {
 	var raw struct {
 		InReplyTo  *int64  `json:"in_reply_to"`
@@ -98,6 +145,7 @@ func ParseReply(line []byte) (Reply, error) {
 		ValidityMs int64   `json:"validity_ms"`
 		Cmds       int64   `json:"cmds"`
 		Error      string  `json:"error"`
+		Point      string  `json:"point"`
 	}
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 || line[0] != '{' {
@@ -111,8 +159,13 @@ func ParseReply(line []byte) (Reply, error) {
 		return Reply{}, errors.New("no in_reply_to")
 	case raw.Type == nil:
 		return Reply{}, errors.New("no type")
+	case *raw.Type == Checkpoint:
+		if err := CheckPoint(raw.Point); err != nil {
+			return Reply{}, fmt.Errorf("checkpoint line: %w", err)
+		}
+		return Reply{InReplyTo: *raw.InReplyTo, Type: Checkpoint, Point: raw.Point}, nil
 	case *raw.Type != OK && *raw.Type != Fail && *raw.Type != Error:
-		return Reply{}, fmt.Errorf("type %q is none of ok, fail, error", *raw.Type)
+		return Reply{}, fmt.Errorf("type %q is none of ok, fail, error, checkpoint", *raw.Type)
 	case raw.Token < 0 || raw.ValidityMs < 0 || raw.Cmds < 0:
 		return Reply{}, errors.New("token, validity_ms and cmds must not be negative")
 	}

@@ -26,6 +26,14 @@ func TestParseReply(t *testing.T) {
 		{`{"in_reply_to":1}`, Reply{}, "no type"},
 		{`{"in_reply_to":1,"type":"granted"}`, Reply{}, `type "granted" is none of`},
 		{`{"in_reply_to":1,"type":"ok","token":-1}`, Reply{}, "must not be negative"},
+		{`{"type":"checkpoint","point":"after-set","in_reply_to":4}`, Reply{InReplyTo: 4, Type: Checkpoint, Point: "after-set"}, ""},
+		{`{"type":"checkpoint","point":"vor dem Token","in_reply_to":4,"token":-1}`,
+			Reply{InReplyTo: 4, Type: Checkpoint, Point: "vor dem Token"}, ""},
+		{`{"type":"checkpoint","in_reply_to":4}`, Reply{}, "checkpoint line: a checkpoint name is empty"},
+		{`{"type":"checkpoint","point":"a\u0007b","in_reply_to":4}`, Reply{}, "not printable"},
+		{`{"type":"checkpoint","point":"` + strings.Repeat("x", MaxPoint+1) + `","in_reply_to":4}`, Reply{}, "longer than 64 bytes"},
+		{`{"type":"checkpoint","point":"a,b","in_reply_to":4}`, Reply{}, "holds a comma"},
+		{`{"type":"checkpoint","point":"x"}`, Reply{}, "no in_reply_to"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.line, func(t *testing.T) {
@@ -43,6 +51,30 @@ func TestParseReply(t *testing.T) {
 	}
 }
 
+func TestCheckPoint(t *testing.T) {
+	cases := []struct{ name, wantErr string }{
+		{"after-set", ""},
+		{"before-token", ""},
+		{"nach dem SET", ""},
+		{"é:1/2", ""},
+		{"", "empty"},
+		{" lead", "begins or ends with a blank"},
+		{"trail\t", "blank"},
+		{"tab\tin", "not printable"},
+		{"nl\n", "blank"},
+		{"a,b", "comma"},
+		{"<script>", ""}, // printable: shown escaped, not refused
+		{strings.Repeat("é", 33), "longer than"},
+		{"\xff", "UTF-8"},
+	}
+	for _, tc := range cases {
+		err := CheckPoint(tc.name)
+		if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+			t.Errorf("CheckPoint(%q) = %v, want %q", tc.name, err, tc.wantErr)
+		}
+	}
+}
+
 // TestRequestWire pins the field names docs/protocol.md promises.
 func TestRequestWire(t *testing.T) {
 	cases := []struct {
@@ -56,6 +88,9 @@ func TestRequestWire(t *testing.T) {
 			`{"id":4,"type":"acquire","key":"lock-0","timeout_ms":5000,"ttl_ms":1000}`},
 		{Request{ID: 5, Type: Release, Key: "lock-0", TimeoutMs: 500, Owner: "c0-1", Token: 9},
 			`{"id":5,"type":"release","key":"lock-0","timeout_ms":500,"owner":"c0-1","token":9}`},
+	}
+	if b, err := json.Marshal(Ack{InReplyTo: 4, Type: Continue}); err != nil || string(b) != `{"in_reply_to":4,"type":"continue"}` {
+		t.Fatalf("continue line: got %s, %v", b, err)
 	}
 	for _, tc := range cases {
 		b, err := json.Marshal(tc.req)

@@ -13,6 +13,7 @@ import (
 	"github.com/locktest/locktest/faults"
 	"github.com/locktest/locktest/impls"
 	"github.com/locktest/locktest/lock"
+	"github.com/locktest/locktest/protocol"
 	"github.com/locktest/locktest/scenario"
 	"github.com/locktest/locktest/workloads"
 )
@@ -25,6 +26,7 @@ func lockConfig(cfg scenario.Config) lock.Config {
 		TTL: time.Duration(cfg.TTL), AcquireTimeout: time.Duration(cfg.AcquireTimeout),
 		IOTimeout: time.Duration(cfg.IOTimeout), RetryMin: time.Duration(cfg.RetryMin),
 		RetryJitter: time.Duration(cfg.RetryJitter), Seed: cfg.Seed, Persist: cfg.Persist, ExecCmd: cfg.ExecCmd,
+		ExecCheckpoints: cfg.ExecCheckpoints,
 	}
 }
 
@@ -81,17 +83,32 @@ func LookupDesign(cfg scenario.Config) (impls.Design, error) {
 }
 
 func lookupDesign(cfg scenario.Config) (impls.Design, error) {
+	servers := cfg.ExecServers
 	switch {
 	case cfg.Impl == impls.ExecName && len(cfg.Servers) > 0 && cfg.ExecServers == "":
 		// The program's servers are the user's, as many as given. With
 		// --exec-servers too, they stand in for that design's.
-		return impls.ExecDesign(cfg.ExecCmd, "none")
+		servers = "none"
 	case cfg.Impl == impls.ExecName:
-		return impls.ExecDesign(cfg.ExecCmd, cfg.ExecServers)
-	case cfg.ExecCmd != "" || cfg.ExecServers != "":
-		return impls.Design{}, fmt.Errorf("--exec-cmd and --exec-servers only apply to --impl exec")
+	case cfg.ExecCmd != "" || cfg.ExecServers != "" || len(cfg.ExecCheckpoints) > 0:
+		return impls.Design{}, fmt.Errorf("--exec-cmd, --exec-servers and --exec-checkpoints only apply to --impl exec")
+	default:
+		return impls.Lookup(cfg.Impl)
 	}
-	return impls.Lookup(cfg.Impl)
+	d, err := impls.ExecDesign(cfg.ExecCmd, servers)
+	if err != nil {
+		return d, err
+	}
+	for i, p := range cfg.ExecCheckpoints {
+		if err := protocol.CheckPoint(p); err != nil {
+			return d, fmt.Errorf("--exec-checkpoints: %w", err)
+		}
+		if slices.Contains(cfg.ExecCheckpoints[:i], p) {
+			return d, fmt.Errorf("--exec-checkpoints: %q is listed twice", p)
+		}
+	}
+	d.Checkpoints = cfg.ExecCheckpoints
+	return d, nil
 }
 
 // Resolve validates cfg and looks up its design, workload and faults.
@@ -121,6 +138,9 @@ func Resolve(cfg scenario.Config) (Resolved, error) {
 			return r, bad("--stop-on-violation: workload %s has no resource to check", cfg.Workload)
 		}
 	}
+	if cfg.Checkpoint != "" && !slices.Contains(r.Design.Checkpoints, cfg.Checkpoint) {
+		return r, bad("--checkpoint %q: impl %s reaches no such checkpoint; it reaches: %s", cfg.Checkpoint, cfg.Impl, checkpointList(r.Design))
+	}
 	targets, err := parseFaultTargets(cfg.FaultTarget, cfg.Faults)
 	if err != nil {
 		return r, &BadConfigError{err}
@@ -144,6 +164,17 @@ func Resolve(cfg scenario.Config) (Resolved, error) {
 		}
 		r.Faults = append(r.Faults, f)
 		r.Targets = append(r.Targets, t)
+	}
+	atCheckpoint := func(f faults.Fault) bool { return f.Traits().AtCheckpoint }
+	if cfg.Checkpoint != "" && !slices.ContainsFunc(r.Faults, atCheckpoint) {
+		var names []string
+		for _, f := range faults.All() {
+			if atCheckpoint(f) {
+				names = append(names, f.Name())
+			}
+		}
+		return r, bad("--checkpoint %q: no fault of the run stops a client at a checkpoint it names: add %s to --fault, or drop --checkpoint",
+			cfg.Checkpoint, strings.Join(names, " or "))
 	}
 	if r.FaultDuration == 0 {
 		r.FaultDuration = 2 * r.TTL
@@ -250,4 +281,12 @@ func faultTarget(f faults.Fault, spec string, d impls.Design, clients int) (faul
 		return t, err
 	}
 	return t, faults.CheckTarget(f, t, d, clients)
+}
+
+// checkpointList names d's checkpoints for a refusal.
+func checkpointList(d impls.Design) string {
+	if len(d.Checkpoints) == 0 {
+		return "none (an exec program announces its own: --exec-checkpoints)"
+	}
+	return strings.Join(d.Checkpoints, ", ")
 }

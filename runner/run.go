@@ -449,9 +449,19 @@ func (r *run) faultEnv(servers []*cluster.Node) *faults.Env {
 				}
 			}
 		},
-		Log:     r.log,
-		PauseAt: r.pauseAt,
+		Log:        r.log,
+		PauseAt:    r.pauseAt,
+		Checkpoint: runCheckpoint(cfg),
 	}
+}
+
+// runCheckpoint is where faults that strike at the run's checkpoint stop a
+// client: --checkpoint, or the design's first (Resolve checked it is one).
+func runCheckpoint(cfg Resolved) string {
+	if cfg.Checkpoint == "" && len(cfg.Design.Checkpoints) > 0 {
+		return cfg.Design.Checkpoints[0]
+	}
+	return cfg.Checkpoint
 }
 
 // recordFaults has e record each strike of a fault aimed at aim: its

@@ -92,6 +92,14 @@ type Config struct {
 	// the registered design whose servers it talks to (or "none").
 	ExecCmd     string `json:"exec_cmd,omitempty"`
 	ExecServers string `json:"exec_servers,omitempty"`
+	// ExecCheckpoints are the checkpoints the program announces
+	// (docs/protocol.md): the exec design lists them, so that a fault can
+	// stop a client at one and a search tries each.
+	ExecCheckpoints []string `json:"exec_checkpoints,omitempty"`
+	// Checkpoint is where the faults that strike at a checkpoint of the
+	// run's choosing (Traits.AtCheckpoint) stop a client; "" is the
+	// design's first.
+	Checkpoint string `json:"checkpoint,omitempty"`
 	// Servers are lock servers the user runs (host:port), the design's
 	// nodes in its order, which the run uses instead of starting its own
 	// (impls.OnServers): a lock whose servers locktest cannot start still

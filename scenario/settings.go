@@ -44,6 +44,8 @@ var Settings = []Setting{
 	{Flag: "impl", Field: "Impl", Always: true, Help: "lock design to test (locktest list impls)"},
 	{Flag: "exec-cmd", Field: "ExecCmd", Arg: "CMD", Help: "with --impl exec: your lock client's command line, run once per worker (docs/protocol.md)"},
 	{Flag: "exec-servers", Field: "ExecServers", Help: "with --impl exec: the design whose servers to start (e.g. redis-single), or none"},
+	{Flag: "exec-checkpoints", Field: "ExecCheckpoints", Arg: "NAME,...", Help: "with --impl exec: the checkpoints your program announces inside acquire and release, where faults can stop it (docs/protocol.md)"},
+	{Flag: "checkpoint", Field: "Checkpoint", Arg: "NAME", Help: "where pause-at stops a client: one of the design's checkpoints (locktest list impls; default: its first)"},
 	{Flag: "servers", Field: "Servers", Arg: "ADDR,...", Help: "lock servers you run, host:port in the design's node order, used instead of starting the design's (link faults reach them through proxies); runs write lock keys: use scratch instances (docs/protocol.md)"},
 	{Flag: "server-pids", Field: "ServerPids", Arg: "PID,...", Incidental: true, Help: "with --servers: their process ids, in the same order, so that pause-node can stop and continue them"},
 	{Flag: "workload", Field: "Workload", Always: true, Help: "what each client does (locktest list workloads)"},

@@ -480,3 +480,82 @@ func TestExecInterruptedLeavesNothing(t *testing.T) {
 		})
 	}
 }
+
+// TestProtocolCheckpoint: a program announces a checkpoint between two of
+// its round trips (zoo.py token-after: SET NX PX, then INCR for the token),
+// and pause-at stops the client exactly there. Every strike lands inside an
+// acquire that returns ok after the pause; another client, granted during
+// it, got the key only once the paused client's SET had expired and got a
+// token lower than the paused client's: the SET came before the pause, the
+// INCR after it. A checkpoint the run was not told of breaks the program
+// with one line saying how to fix it.
+func TestProtocolCheckpoint(t *testing.T) {
+	zoo := "python3 " + filepath.Join(protocolDir, "zoo.py") + " token-after"
+	const ttl = time.Second
+	t.Run("pause-at", func(t *testing.T) {
+		r := locktest(t, "run", "--impl", "exec", "--exec-cmd", zoo, "--exec-servers", "redis-single",
+			"--exec-checkpoints", "after-set", "--fault", "pause-at", "--workload", "counter", "--clients", "3",
+			"--duration", "7s", "--ttl", ttl.String(), "--fault-duration", "1.5s", "--fault-interval", "1.5s", "--seed", "1")
+		assertNothingLeft(t, r.store, protocolDir)
+		if r.code != 0 && r.code != 1 {
+			t.Fatalf("exit %d, want a verdict", r.code)
+		}
+		res := r.results(t)
+		for _, n := range res.Notes {
+			if strings.HasPrefix(n, "worker stopped") {
+				t.Fatalf("the program broke: %v", res.Notes)
+			}
+		}
+		if !strings.Contains(res.Command, "--exec-checkpoints after-set") {
+			t.Errorf("reproduce command lacks --exec-checkpoints: %s", res.Command)
+		}
+		recs, err := history.ReadFile(filepath.Join(r.store, "latest", reports.HistoryFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ops := history.Ops(recs)
+		strikes, between := 0, 0
+		for _, f := range history.Faults(recs) {
+			c, rest, ok := history.ClientIn(f.Target)
+			if f.Name != "pause-at" || !ok || rest != "" {
+				t.Fatalf("fault %+v: want pause-at on a client", f)
+			}
+			strikes++
+			var paused *history.Op
+			for i, o := range ops {
+				if o.Process == c && o.F == history.FAcquire && o.Call < f.Start && o.Return > f.Stop && o.Outcome == history.OK {
+					paused = &ops[i]
+				}
+			}
+			if paused == nil {
+				t.Fatalf("%s was stopped at %v–%v by pause-at outside any acquire that returned ok after it", f.Target,
+					time.Duration(f.Start), time.Duration(f.Stop))
+			}
+			for _, o := range ops {
+				if o.Process != c && o.F == history.FAcquire && o.Outcome == history.OK && o.Key == paused.Key &&
+					o.Return > f.Start && o.Return < f.Stop {
+					if o.Return < paused.Call+int64(ttl)-int64(5*time.Millisecond) {
+						t.Errorf("c%d was granted %s at %v, before %s's SET (acquire called at %v) could have expired: the pause came before the SET",
+							o.Process, o.Key, time.Duration(o.Return), f.Target, time.Duration(paused.Call))
+					}
+					if o.Token < paused.Token {
+						between++
+					}
+				}
+			}
+		}
+		if strikes == 0 || between == 0 {
+			t.Fatalf("%d strike(s), %d grant(s) during one with a token below the paused client's: no pause between SET and INCR shown", strikes, between)
+		}
+		t.Logf("%d strike(s); %d grant(s) made during a pause got a token older than the paused client's", strikes, between)
+	})
+	t.Run("unlisted", func(t *testing.T) {
+		r := locktest(t, "run", "--impl", "exec", "--exec-cmd", zoo, "--exec-servers", "redis-single",
+			"--clients", "1", "--duration", "3s")
+		assertNothingLeft(t, r.store, protocolDir)
+		want := `announced checkpoint "after-set", which --exec-checkpoints does not list (it lists none): add it`
+		if r.code != 2 || !strings.Contains(r.stderr, want) {
+			t.Fatalf("exit %d, want 2 and a line saying %q", r.code, want)
+		}
+	})
+}

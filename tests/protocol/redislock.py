@@ -173,6 +173,17 @@ class RedisLock:
         return self.owner_script(RENEW, req, req["ttl_ms"])
 
 
+def checkpoint(req, point):
+    """Announces that handling req has reached point, and waits until
+    locktest says to go on: a fault may hold the client here, between two
+    of its round trips (locktest run --exec-checkpoints POINT)."""
+    sys.stdout.write(json.dumps({"type": "checkpoint", "point": point, "in_reply_to": req["id"]}) + "\n")
+    sys.stdout.flush()
+    ack = json.loads(sys.stdin.readline() or "{}")
+    if ack.get("type") != "continue" or ack.get("in_reply_to") != req["id"]:
+        sys.exit("checkpoint %s of request %d: expected continue, got %r" % (point, req["id"], ack))
+
+
 def serve(handle):
     """Answers requests until stdin closes."""
     while True:

@@ -10,6 +10,13 @@ It is redislock.py (the correct unfenced lock) but for one thing:
                  is let in, with or without a fault
     del-release  release is a plain DEL that does not check the owner: a
                  client whose lease ran out deletes the next holder's key
+    token-after  a fenced lock that takes the lock with SET NX PX, then
+                 fetches its fencing token with a separate INCR, announcing
+                 the checkpoint after-set between the two: a client paused
+                 there past its lease gets a token newer than the holder's
+                 that took the lock meanwhile, so the resource takes the
+                 stale client's writes and refuses the rightful holder's.
+                 Run it with --exec-checkpoints after-set.
 """
 
 import os
@@ -17,6 +24,12 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import redislock  # noqa: E402
+
+
+MODES = ("open", "del-release", "token-after")
+
+# The checkpoint token-after announces between its SET and its INCR.
+AFTER_SET = "after-set"
 
 
 class Zoo(redislock.RedisLock):
@@ -29,7 +42,17 @@ class Zoo(redislock.RedisLock):
             self.seq += 1
             return {"type": "ok", "owner": "c%d-%d" % (self.client, self.seq), "token": 0,
                     "validity_ms": req["ttl_ms"], "cmds": 0}
-        return super().acquire(req)
+        reply = super().acquire(req)
+        if self.mode != "token-after" or reply["type"] != "ok":
+            return reply
+        # The bug: the token is not taken in the step that took the lock.
+        redislock.checkpoint(req, AFTER_SET)
+        try:
+            reply["token"] = self.redis.call("INCR", req["key"] + ":token")
+        except (OSError, ValueError, redislock.RedisError) as e:
+            return {"type": "error", "error": "token: %r" % e, "cmds": reply["cmds"] + 1}
+        reply["cmds"] += 1
+        return reply
 
     def release(self, req):
         if self.mode == "del-release":
@@ -42,6 +65,6 @@ class Zoo(redislock.RedisLock):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2 or sys.argv[1] not in ("open", "del-release"):
-        sys.exit("usage: zoo.py open|del-release")
+    if len(sys.argv) != 2 or sys.argv[1] not in MODES:
+        sys.exit("usage: zoo.py " + "|".join(MODES))
     redislock.serve(Zoo(sys.argv[1]).handle)
