@@ -56,7 +56,7 @@ func TestVerifyHealed(t *testing.T) {
 	if err == nil {
 		t.Fatal("final heal found nothing")
 	}
-	for _, want := range []string{"redis-0 stopped", "link c0:redis-0 latency/latency+partition/cut-down+partition/cut-up", "redis-0 clock off by 1h0m0s"} {
+	for _, want := range []string{"redis-0 stopped", "link c0:redis-0 latency/latency-upstream+partition/cut-down+partition/cut-up", "redis-0 clock off by 1h0m0s"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("final heal did not report %q: %v", want, err)
 		}
