@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/locktest/locktest/faults"
 	"github.com/locktest/locktest/impls"
 	"github.com/locktest/locktest/reports"
 	"github.com/locktest/locktest/scenario"
@@ -113,9 +115,10 @@ func writeConfig(dir string, data []byte) error {
 // LoadRun reads the scenario of a stored run for analysis. It looks up
 // the workload, which decides the verdict, and nothing else: the design
 // comes from config.json (or, for a run stored before the design was
-// kept there, the registry, else its name alone), the faults stay names.
-// So a run of any design, registered in whichever binary ran it, is
-// checked from its history by any locktest.
+// kept there, the registry), the faults stay names. So a run of any
+// design, registered in whichever binary ran it, is checked from its
+// history by any locktest; names no run could have had are refused
+// (checkStoredNames).
 func LoadRun(dir string) (Resolved, error) {
 	run, err := scenario.Read(dir)
 	if err != nil {
@@ -130,15 +133,60 @@ func LoadRun(dir string) (Resolved, error) {
 	if r.Workload, err = workloads.Lookup(run.Workload); err != nil {
 		return r, bad("%s: %v", path, err)
 	}
+	if err := checkStoredNames(run); err != nil {
+		return r, bad("%s: %v; the file is damaged, or was not written by locktest run", path, err)
+	}
 	switch d, err := impls.Lookup(run.Impl); {
 	case run.Design != nil:
 		r.Design = impls.Design{Name: run.Impl, Binaries: run.Design.Binaries, GuardsWrites: run.Design.GuardsWrites}
 	case err == nil:
 		r.Design = d
-	default:
-		r.Design = impls.Design{Name: run.Impl}
 	}
 	return r, nil
+}
+
+// checkStoredNames refuses a config.json whose impl and faults no run
+// could have had. A name this binary does not register is a design (or
+// fault) of a user's own binary only when the file carries the design
+// block every run writes (a run of the stock locktest names a design it
+// has), and its reproduce command, when it names an impl, names the same
+// one: otherwise the name was edited, and the verdict would be on a run
+// that never was. An exec run needs the program it drove.
+func checkStoredNames(run scenario.Stored) error {
+	_, lookupErr := impls.Lookup(run.Impl)
+	own := lookupErr != nil // a design of the user's own binary, if any
+	switch {
+	case own && run.Design == nil:
+		return fmt.Errorf("field impl: %v, and the file has no design block saying what it was: analyze the run with the binary that has the design", lookupErr)
+	case own && CheckName(run.Impl) != nil:
+		return fmt.Errorf("field impl: %q is not a name a design can have", run.Impl)
+	case run.Impl == impls.ExecName && run.ExecCmd == "":
+		return fmt.Errorf("field exec_cmd: an %s run drives a program, and the file names none", impls.ExecName)
+	}
+	if impl, ok := reproducedImpl(run.Reproduce); ok && impl != run.Impl {
+		return fmt.Errorf("field impl: %q, but the reproduce command runs --impl %s", run.Impl, impl)
+	}
+	for _, name := range run.Faults {
+		if _, err := faults.Lookup(name); err != nil && !own {
+			return fmt.Errorf("field faults: %v (the run's design %s is this binary's, so its faults are too)", err, run.Impl)
+		}
+	}
+	return nil
+}
+
+// reproducedImpl is the impl a reproduce command line runs, if it names
+// one (a locktest run command does; a go test command does not).
+func reproducedImpl(cmd string) (string, bool) {
+	args := strings.Fields(cmd)
+	for i, a := range args {
+		if v, ok := strings.CutPrefix(a, "--impl="); ok {
+			return v, true
+		}
+		if a == "--impl" && i+1 < len(args) {
+			return args[i+1], true
+		}
+	}
+	return "", false
 }
 
 // holdRunDir takes an exclusive flock on the run directory for as long as
