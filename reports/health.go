@@ -56,6 +56,11 @@ type Health struct {
 	// was killed or interrupted): what was checked is a prefix of the run
 	// asked for, and a valid verdict on it is no evidence.
 	CutShortS *float64 `json:"cut_short_s,omitempty"`
+	// NoFinalRead: the run reached its end mark but its history has no
+	// final read, which a workload that reads its data back makes last:
+	// its coordinator was killed or interrupted in between, and the lost
+	// updates only that read exposes went uncounted.
+	NoFinalRead bool `json:"no_final_read,omitempty"`
 	// StoppedBy names the checks whose violations ended the run before
 	// its duration (--stop-on-violation). The run's length, the clients'
 	// span and the strikes are then judged against where it stopped.
@@ -77,9 +82,10 @@ const (
 )
 
 // MeasureHealth compares what the history shows the harness did with what
-// it was asked: faults are the names of the faults asked for. It returns
-// nil for a history without a run-start mark (written by an older build).
-func MeasureHealth(recs []history.Record, faults []string) *Health {
+// it was asked: faults are the names of the faults asked for, finalRead
+// whether the run ends by reading its data back. It returns nil for a
+// history without a run-start mark (written by an older build).
+func MeasureHealth(recs []history.Record, faults []string, finalRead bool) *Health {
 	var start, end *history.Record
 	for i := range recs {
 		switch recs[i].Type {
@@ -103,6 +109,9 @@ func MeasureHealth(recs []history.Record, faults []string) *Health {
 		span = min(span, seconds(end.Time-start.Time))
 	}
 	if end != nil {
+		h.NoFinalRead = finalRead && !slices.ContainsFunc(recs, func(r history.Record) bool {
+			return r.Process == history.NemesisProcess && r.F == history.FRead
+		})
 		runS, late := seconds(end.Time-start.Time), max(0, seconds(end.Time-deadline))
 		h.RunS, h.FinalHealLateS = &runS, &late
 		if end.Lag != nil {
@@ -221,6 +230,15 @@ func (h *Health) Judge(v checker.Verdict) (checker.Verdict, []string) {
 			notes = append(notes, "the run was "+cut)
 		}
 	}
+	if h.NoFinalRead {
+		const cut = "cut short before its final read (its coordinator was killed or interrupted): lost updates went uncounted"
+		if v == checker.Valid {
+			v = checker.Unknown
+			notes = append(notes, "verdict unknown, not valid: the run was "+cut)
+		} else {
+			notes = append(notes, "the run was "+cut)
+		}
+	}
 	switch {
 	case len(h.Undelivered) == 0:
 	case v == checker.Valid:
@@ -236,7 +254,7 @@ func (h *Health) Judge(v checker.Verdict) (checker.Verdict, []string) {
 func (h *Health) line() string {
 	state := "ok"
 	switch {
-	case h.CutShortS != nil:
+	case h.CutShortS != nil || h.NoFinalRead:
 		state = "CUT SHORT"
 	case len(h.Problems)+len(h.Undelivered) > 0:
 		state = "TIMING NOT HONOURED"
@@ -247,6 +265,9 @@ func (h *Health) line() string {
 		run = h.cutShort()
 	case h.RunS != nil:
 		run = fmt.Sprintf("%.2f s to the final heal (%.2f s late)", *h.RunS, *h.FinalHealLateS)
+	}
+	if h.NoFinalRead {
+		run += ", cut short before its final read"
 	}
 	s := fmt.Sprintf("%s: run asked %.2f s, %s, clients active %.2f s, %d began within %.2f s; coordinator lag p99 %.0f ms, max %.0f ms",
 		state, h.RunAskedS, run, h.ClientSpanS, h.ClientsStarted, h.ClientsStartS, h.LagP99Ms, h.LagMaxMs)

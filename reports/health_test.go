@@ -119,7 +119,7 @@ func TestHealth(t *testing.T) {
 			notes: []string{"the run was cut short at 0.80 s of 8.00 s"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := MeasureHealth(tc.recs, tc.faults)
+			h := MeasureHealth(tc.recs, tc.faults, false)
 			if h == nil {
 				t.Fatal("no health for a history with a run-start mark")
 			}
@@ -146,7 +146,7 @@ func TestHealth(t *testing.T) {
 // A history from a build without run marks has no health, and judging
 // it changes nothing.
 func TestHealthOfOldHistory(t *testing.T) {
-	h := MeasureHealth(strike("pause-holder", sec, sec, sec), []string{"pause-holder"})
+	h := MeasureHealth(strike("pause-holder", sec, sec, sec), []string{"pause-holder"}, false)
 	if h != nil {
 		t.Fatalf("health %+v for a history without a run-start mark", h)
 	}
@@ -158,7 +158,7 @@ func TestHealthOfOldHistory(t *testing.T) {
 // TestHealthRestartTime: the time a restart took to serve is reported
 // beside the strikes, and on the health line.
 func TestHealthRestartTime(t *testing.T) {
-	h := MeasureHealth(healthRun(10*sec/1000, 9*sec+5*sec/1000, 2*sec/1000, restart(3*sec, 2*sec, 3*sec)...), []string{"kill-node"})
+	h := MeasureHealth(healthRun(10*sec/1000, 9*sec+5*sec/1000, 2*sec/1000, restart(3*sec, 2*sec, 3*sec)...), []string{"kill-node"}, false)
 	if h.HealTookMaxS != 3 || h.MaxRatio != 1 {
 		t.Errorf("heal took %v s at ratio %v, want 3 s at 1", h.HealTookMaxS, h.MaxRatio)
 	}

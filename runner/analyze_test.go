@@ -1,12 +1,18 @@
 package runner
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/locktest/locktest/checker"
+	"github.com/locktest/locktest/faults"
 	"github.com/locktest/locktest/history"
+	"github.com/locktest/locktest/reports"
 	"github.com/locktest/locktest/scenario"
+	"github.com/locktest/locktest/workloads"
 )
 
 // endedRun is a counter run's history: its start, one client's cycle, its
@@ -60,6 +66,45 @@ func TestValidHistoryBoundsTheEnd(t *testing.T) {
 			t.Errorf("final read %v after the end: %v", tc.after, err)
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
 			t.Errorf("final read %v after the end: %v, want an error saying %q", tc.after, err, tc.want)
+		}
+	}
+}
+
+// TestNoFinalReadIsUnknown: a counter run whose coordinator died between
+// its end mark and its final read (a SIGKILL then) never counted its lost
+// updates: the verdict is unknown, not valid, and the health says the
+// run was cut short before its final read. With the read, it is valid.
+func TestNoFinalReadIsUnknown(t *testing.T) {
+	counter, err := workloads.Lookup("counter")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := scenario.Defaults()
+	cfg.Clients, cfg.Keys, cfg.Faults = 1, 1, []string{faults.None}
+	for _, tc := range []struct {
+		read    time.Duration // the final read after the end; negative: none
+		verdict checker.Verdict
+	}{
+		{10 * time.Millisecond, checker.Valid},
+		{-1, checker.Unknown},
+	} {
+		dir := t.TempDir()
+		var data []byte
+		for _, r := range endedRun(tc.read) {
+			data = append(history.AppendJSON(data, &r), '\n')
+		}
+		if err := os.WriteFile(filepath.Join(dir, reports.HistoryFile), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		res, err := Recheck(dir, Resolved{Config: cfg, Workload: counter})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Verdict != tc.verdict {
+			t.Errorf("final read %v: verdict %s, want %s (notes %q)", tc.read, res.Verdict, tc.verdict, res.Notes)
+		}
+		if cut := res.Health != nil && res.Health.NoFinalRead; cut != (tc.read < 0) {
+			t.Errorf("final read %v: health says cut short before the read: %v", tc.read, cut)
 		}
 	}
 }

@@ -812,14 +812,14 @@ func analyze(dir string, cfg Resolved, write bool, writing func()) (reports.Resu
 	}
 	// The names the run asked for, not the looked-up faults: a stored run
 	// is analyzed without resolving them against a design (LoadRun).
-	res.Health = reports.MeasureHealth(recs, cfg.Config.Faults)
+	res.Health = reports.MeasureHealth(recs, cfg.Config.Faults, cfg.Workload.NeedsResource)
 	var notes []string
 	res.Verdict, notes = res.Health.Judge(res.Verdict)
 	res.Notes = append(res.Notes, notes...)
 	res.DecidedBy = checker.MutexCheck
 	if cfg.Workload.NeedsResource {
 		res.DecidedBy = checker.ResourceCheck
-		if res.Checks.Stats.Final == nil {
+		if res.Checks.Stats.Final == nil && (res.Health == nil || !res.Health.NoFinalRead) {
 			res.Notes = append(res.Notes, "no final read of the resource: lost updates are counted from overlapping reads only")
 		}
 	}
