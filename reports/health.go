@@ -42,10 +42,15 @@ type Health struct {
 	// A strike lasts until its heal begins: a killed server's restart
 	// (a JVM's start, a database's recovery) is its own, not the
 	// harness's timing, and HealTookMaxS says how long the longest took.
-	MinRatio     float64 `json:"min_ratio,omitempty"`
-	MaxRatio     float64 `json:"max_ratio,omitempty"`
-	HealLateMaxS float64 `json:"heal_late_max_s,omitempty"`
-	HealTookMaxS float64 `json:"heal_took_max_s,omitempty"`
+	// ClientRestartMaxS is the same for a killed client's restart (a
+	// strike aimed at a client, kill-holder): the new worker process is
+	// spawned, not waited for, so it takes milliseconds, and it is no
+	// server serving again.
+	MinRatio          float64 `json:"min_ratio,omitempty"`
+	MaxRatio          float64 `json:"max_ratio,omitempty"`
+	HealLateMaxS      float64 `json:"heal_late_max_s,omitempty"`
+	HealTookMaxS      float64 `json:"heal_took_max_s,omitempty"`
+	ClientRestartMaxS float64 `json:"client_restart_max_s,omitempty"`
 	// Problems say where timing was not honoured.
 	Problems []string `json:"problems,omitempty"`
 	// Undelivered says why the faults were not delivered as asked: a
@@ -163,7 +168,11 @@ func MeasureHealth(recs []history.Record, faults []string, finalRead bool) *Heal
 			end := r.Time
 			if r.HealStart > 0 {
 				end = r.HealStart
-				h.HealTookMaxS = max(h.HealTookMaxS, seconds(r.Time-r.HealStart))
+				if took := seconds(r.Time - r.HealStart); history.IsClient(r.Target) {
+					h.ClientRestartMaxS = max(h.ClientRestartMaxS, took)
+				} else {
+					h.HealTookMaxS = max(h.HealTookMaxS, took)
+				}
 			}
 			ratio := float64(end-s.Time) / float64(want)
 			if h.Strikes == 0 || ratio < h.MinRatio {
@@ -275,7 +284,10 @@ func (h *Health) line() string {
 		s += fmt.Sprintf("; %d fault strike(s) at %.2f–%.2f× the length asked, heals up to %.0f ms late",
 			h.Strikes, h.MinRatio, h.MaxRatio, h.HealLateMaxS*1e3)
 		if h.HealTookMaxS > 0 {
-			s += fmt.Sprintf(", restarts serving within %.2f s", h.HealTookMaxS)
+			s += ", restarts serving within " + briefly(h.HealTookMaxS)
+		}
+		if h.ClientRestartMaxS > 0 {
+			s += ", killed clients restarted within " + briefly(h.ClientRestartMaxS)
 		}
 	}
 	if len(h.StoppedBy) > 0 && h.RunS != nil {
@@ -300,3 +312,12 @@ func (h *Health) cutShort() string {
 }
 
 func seconds(ns int64) float64 { return float64(ns) / 1e9 }
+
+// briefly formats a length of s seconds with the digits it needs: in
+// milliseconds under a second, where "0.00 s" would read as no time.
+func briefly(s float64) string {
+	if s < 1 {
+		return fmt.Sprintf("%.1f ms", s*1e3)
+	}
+	return fmt.Sprintf("%.2f s", s)
+}
