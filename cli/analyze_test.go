@@ -70,6 +70,13 @@ func TestAnalyzeUnregisteredDesign(t *testing.T) {
 				t.Errorf("summary does not name the scenario %s:\n%s", want, stdout.String())
 			}
 			if !tc.report {
+				// Nothing was ever written: no report to point at, no
+				// files of an earlier check.
+				for _, untrue := range []string{reports.ReportFile, "earlier check"} {
+					if strings.Contains(stdout.String(), untrue) {
+						t.Errorf("--no-report on a run with no report says %q:\n%s", untrue, stdout.String())
+					}
+				}
 				return
 			}
 			data, err := os.ReadFile(filepath.Join(dir, reports.ResultsFile))
