@@ -133,7 +133,7 @@ func RunObserved(ctx context.Context, cfg Resolved, obs Observer) (reports.Resul
 	if err != nil {
 		return reports.Results{}, err
 	}
-	dir, err := newRunDir(cfg.Store, cfg.Scenario)
+	dir, madeStore, err := newRunDir(cfg.Store, cfg.Scenario)
 	if err != nil {
 		return reports.Results{}, bad("--store %s: %v; give a directory locktest can write to", cfg.Store, err)
 	}
@@ -182,7 +182,7 @@ func RunObserved(ctx context.Context, cfg Resolved, obs Observer) (reports.Resul
 	if errors.As(runErr, &badCfg) {
 		// Found wrong once the servers ran (a link that does not exist):
 		// nothing of the run is worth keeping.
-		discardRunDir(cfg.Store, cfg.Scenario, dir)
+		discardRunDir(cfg.Store, cfg.Scenario, dir, madeStore)
 		return reports.Results{}, runErr
 	}
 	if runErr != nil {

@@ -18,48 +18,52 @@ import (
 )
 
 // newRunDir creates <store>/<scenario>/<timestamp>/ (Jepsen's layout) and
-// points <store>/<scenario>/latest and <store>/latest at it.
-func newRunDir(store, scenario string) (string, error) {
+// points <store>/<scenario>/latest and <store>/latest at it. madeStore
+// says whether the store itself was made, so that a run discarded later
+// removes it too.
+func newRunDir(store, scenario string) (dir string, madeStore bool, err error) {
 	// Servers run in their own directories: every path must be absolute.
-	store, err := filepath.Abs(store)
-	if err != nil {
-		return "", fmt.Errorf("store: %w", err)
+	if store, err = filepath.Abs(store); err != nil {
+		return "", false, fmt.Errorf("store: %w", err)
 	}
+	_, err = os.Stat(store)
+	madeStore = os.IsNotExist(err)
 	// A latest that is no link (a directory a scenario named latest made
 	// before such names were refused) would fail every run after the run
 	// directory was made.
 	if fi, err := os.Lstat(filepath.Join(store, latestLink)); err == nil && fi.Mode()&os.ModeSymlink == 0 {
-		return "", fmt.Errorf("%s is not a link: locktest points it at the latest run; move it out of the store", filepath.Join(store, latestLink))
+		return "", false, fmt.Errorf("%s is not a link: locktest points it at the latest run; move it out of the store", filepath.Join(store, latestLink))
 	}
 	base := filepath.Join(store, scenario)
 	if err := os.MkdirAll(base, 0o755); err != nil {
-		return "", fmt.Errorf("create store: %w", err)
+		return "", false, fmt.Errorf("create store: %w", err)
 	}
 	stamp := time.Now().Format("20060102T150405.000")
-	dir := filepath.Join(base, stamp)
+	dir = filepath.Join(base, stamp)
 	for i := 1; ; i++ {
 		err := os.Mkdir(dir, 0o755)
 		if err == nil {
 			break
 		}
 		if !os.IsExist(err) || i > 100 {
-			return "", fmt.Errorf("create run dir: %w", err)
+			return "", false, fmt.Errorf("create run dir: %w", err)
 		}
 		dir = filepath.Join(base, fmt.Sprintf("%s-%d", stamp, i))
 	}
 	rel := filepath.Base(dir)
 	for link, target := range map[string]string{filepath.Join(base, latestLink): rel, filepath.Join(store, latestLink): filepath.Join(scenario, rel)} {
 		if err := relink(link, target); err != nil {
-			discardRunDir(store, scenario, dir)
-			return "", err
+			discardRunDir(store, scenario, dir, madeStore)
+			return "", false, err
 		}
 	}
-	return dir, nil
+	return dir, madeStore, nil
 }
 
 // discardRunDir removes a run directory that holds nothing worth keeping
-// (bad input found after it was made) and the latest links to it.
-func discardRunDir(store, scenario, dir string) {
+// (bad input found after it was made), the latest links to it, and the
+// store when the run made it (madeStore) and nothing else is in it.
+func discardRunDir(store, scenario, dir string, madeStore bool) {
 	store, err := filepath.Abs(store)
 	if err != nil {
 		return
@@ -75,6 +79,9 @@ func discardRunDir(store, scenario, dir string) {
 	}
 	os.RemoveAll(dir)
 	os.Remove(base) // only if empty: the scenario's first run
+	if madeStore {
+		os.Remove(store) // only if empty: no other run began in it meanwhile
+	}
 }
 
 // relink atomically points link at target. A link that cannot be
