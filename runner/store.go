@@ -165,7 +165,7 @@ func checkStoredNames(run scenario.Stored) error {
 	switch {
 	case own && run.Design == nil:
 		return fmt.Errorf("field impl: %v, and the file has no design block saying what it was: analyze the run with the binary that has the design", lookupErr)
-	case own && CheckName(run.Impl) != nil:
+	case own && CheckName(impls.FileName(run.Impl)) != nil: // the name a design's directories take
 		return fmt.Errorf("field impl: %q is not a name a design can have", run.Impl)
 	case run.Impl == impls.ExecName && run.ExecCmd == "":
 		return fmt.Errorf("field exec_cmd: an %s run drives a program, and the file names none", impls.ExecName)

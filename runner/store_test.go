@@ -73,6 +73,7 @@ func TestLoadRunChecksConfig(t *testing.T) {
 		`{"impl":"redis-single","scenario":"s"}`,
 		// A design and fault of a user's own binary, described by it.
 		`{"impl":"my-lock","scenario":"s","faults":["my-fault"],"design":{},"reproduce":"mylock run --impl my-lock"}`,
+		`{"impl":"lib:my-lock","scenario":"s","design":{}}`,
 		`{"impl":"exec","scenario":"s","exec_cmd":"python3 client.py"}`,
 	} {
 		dir := t.TempDir()
