@@ -17,7 +17,9 @@ import (
 // under locktesting) from its history and config.json alone, with the
 // verdict the history holds, and keeps the run's own reproduce command
 // instead of inventing a locktest command that would not know the design.
-// A run stored before config.json described its design is checked too.
+// A config.json that names a design this binary lacks and does not
+// describe it (a run stored before designs were, or an edited name) is
+// refused: nothing says the run was of a real design.
 func TestAnalyzeUnregisteredDesign(t *testing.T) {
 	const reproduce = "go test -run '^TestMyLock$' -count=1 example.com/mylock"
 	cases := []struct {
@@ -29,7 +31,7 @@ func TestAnalyzeUnregisteredDesign(t *testing.T) {
 	}{
 		{"described, lost update", `"design": {"binaries": {"redis-server": "redis-server"}}, "reproduce": "` + reproduce + `",`, 1, exitInvalid, true},
 		{"described, safe", `"design": {}, "reproduce": "` + reproduce + `",`, 0, exitValid, false},
-		{"stored before designs were", ``, 1, exitInvalid, false},
+		{"not described", ``, 1, exitBadArgs, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -58,10 +60,23 @@ func TestAnalyzeUnregisteredDesign(t *testing.T) {
 			if code := Main(args, &stdout, &stderr); code != tc.code {
 				t.Fatalf("exit %d, want %d\n%s%s", code, tc.code, stdout.String(), stderr.String())
 			}
+			if tc.code == exitBadArgs {
+				if want := "field impl"; !strings.Contains(stderr.String(), want) || strings.Count(stderr.String(), "\n") != 1 || stdout.Len() > 0 {
+					t.Errorf("refusal is not one line naming %s:\n%s%s", want, stdout.String(), stderr.String())
+				}
+				return
+			}
 			if want := "user-lock_counter_pause-holder"; !strings.Contains(stdout.String(), want) {
 				t.Errorf("summary does not name the scenario %s:\n%s", want, stdout.String())
 			}
 			if !tc.report {
+				// Nothing was ever written: no report to point at, no
+				// files of an earlier check.
+				for _, untrue := range []string{reports.ReportFile, "earlier check"} {
+					if strings.Contains(stdout.String(), untrue) {
+						t.Errorf("--no-report on a run with no report says %q:\n%s", untrue, stdout.String())
+					}
+				}
 				return
 			}
 			data, err := os.ReadFile(filepath.Join(dir, reports.ResultsFile))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -148,7 +149,7 @@ No server is started. Exits with the verdict, as run does.`,
 		if err != nil {
 			return exitCode(err, stderr)
 		}
-		if noReport {
+		if _, err := os.Stat(filepath.Join(dir, reports.ResultsFile)); noReport && err == nil {
 			res.Notes = append(res.Notes, "--no-report: the files in the run directory are from an earlier check")
 		}
 		reports.Summary(stdout, res)

@@ -49,7 +49,7 @@ func ParseTarget(spec string) (Target, error) {
 	switch set, scope, scoped := strings.Cut(spec, "/"); {
 	case strings.HasPrefix(spec, "link:"):
 		t.kind = LinkTargets
-		if spec == "link:" {
+		if from, to, ok := strings.Cut(strings.TrimPrefix(spec, "link:"), ":"); !ok || from == "" || to == "" {
 			return t, bad
 		}
 	case spec == "holder":
@@ -123,8 +123,26 @@ func CheckTarget(f Fault, t Target, d impls.Design, clients int) error {
 			return fmt.Errorf("target %s: there are only %d clients (c0…c%d)", t.Spec, clients, clients-1)
 		}
 	}
+	if t.kind == LinkTargets {
+		return checkLinkEnds(t.Spec, clients)
+	}
 	if t.kind == NodeTargets && len(d.Roles) > 0 {
 		return checkSet(t, d.Name, d.Roles)
+	}
+	return nil
+}
+
+// checkLinkEnds checks what of a link:FROM:TO target is known before the
+// servers run: a client end names one of the run's clients, and a link
+// from a client leads to a server, not to another client. Which servers
+// there are is known only once they run (CheckEnv).
+func checkLinkEnds(spec string, clients int) error {
+	from, to, _ := strings.Cut(strings.TrimPrefix(spec, "link:"), ":")
+	if history.IsClient(to) {
+		return fmt.Errorf("target %s: links lead from a client to a server, not to client %s", spec, to)
+	}
+	if n, rest, ok := history.ClientIn(from); ok && rest == "" && n >= clients {
+		return fmt.Errorf("target %s: there are only %d clients (c0…c%d)", spec, clients, clients-1)
 	}
 	return nil
 }

@@ -12,20 +12,20 @@ import (
 // is longer: a longer one was not written by a run.
 const MaxString = 1 << 20
 
-// appendSkew bounds how much later than a coordinator's own record a
+// AppendSkew bounds how much later than a coordinator's own record a
 // record written before it may be timed. The coordinator times its
 // records (run marks, fault events, final reads) as it appends them, so a
 // record appended earlier was timed earlier, except by the moments the
 // coordinator waited for the writer's lock between reading the clock and
 // appending, which a loaded machine stretches to tens of milliseconds.
-const appendSkew = 5 * time.Second
+const AppendSkew = 5 * time.Second
 
 var types = []Type{Invoke, OK, Fail, Info, FaultStart, FaultStop, ClientFailed, RunStart, RunEnd}
 
 // Validate checks what a history says against what a run can write: each
 // record's index is its position, its type is known, its numbers are in
 // bounds, its strings are within MaxString, and no record is timed later
-// (beyond appendSkew) than a coordinator's record written after it. A
+// (beyond AppendSkew) than a coordinator's record written after it. A
 // history edited or damaged into well-formed JSON fails here, with the
 // line and field at fault, instead of being checked as if a run had
 // written it. recs is the whole history from its first line, as ReadFile
@@ -37,7 +37,7 @@ func Validate(recs []Record) error {
 		if err := r.check(i); err != nil {
 			return fmt.Errorf("history line %d: %w", i+1, err)
 		}
-		if r.Process == NemesisProcess && latestAt >= 0 && latest > r.Time+int64(appendSkew) {
+		if r.Process == NemesisProcess && latestAt >= 0 && latest > r.Time+int64(AppendSkew) {
 			return fmt.Errorf("history line %d: time %d is %s later than that of line %d, which the coordinator wrote after it: not a time of this run",
 				latestAt+1, latest, time.Duration(latest-r.Time).Round(time.Millisecond), i+1)
 		}

@@ -42,10 +42,15 @@ type Health struct {
 	// A strike lasts until its heal begins: a killed server's restart
 	// (a JVM's start, a database's recovery) is its own, not the
 	// harness's timing, and HealTookMaxS says how long the longest took.
-	MinRatio     float64 `json:"min_ratio,omitempty"`
-	MaxRatio     float64 `json:"max_ratio,omitempty"`
-	HealLateMaxS float64 `json:"heal_late_max_s,omitempty"`
-	HealTookMaxS float64 `json:"heal_took_max_s,omitempty"`
+	// ClientRestartMaxS is the same for a killed client's restart (a
+	// strike aimed at a client, kill-holder): the new worker process is
+	// spawned, not waited for, so it takes milliseconds, and it is no
+	// server serving again.
+	MinRatio          float64 `json:"min_ratio,omitempty"`
+	MaxRatio          float64 `json:"max_ratio,omitempty"`
+	HealLateMaxS      float64 `json:"heal_late_max_s,omitempty"`
+	HealTookMaxS      float64 `json:"heal_took_max_s,omitempty"`
+	ClientRestartMaxS float64 `json:"client_restart_max_s,omitempty"`
 	// Problems say where timing was not honoured.
 	Problems []string `json:"problems,omitempty"`
 	// Undelivered says why the faults were not delivered as asked: a
@@ -56,6 +61,11 @@ type Health struct {
 	// was killed or interrupted): what was checked is a prefix of the run
 	// asked for, and a valid verdict on it is no evidence.
 	CutShortS *float64 `json:"cut_short_s,omitempty"`
+	// NoFinalRead: the run reached its end mark but its history has no
+	// final read, which a workload that reads its data back makes last:
+	// its coordinator was killed or interrupted in between, and the lost
+	// updates only that read exposes went uncounted.
+	NoFinalRead bool `json:"no_final_read,omitempty"`
 	// StoppedBy names the checks whose violations ended the run before
 	// its duration (--stop-on-violation). The run's length, the clients'
 	// span and the strikes are then judged against where it stopped.
@@ -77,9 +87,10 @@ const (
 )
 
 // MeasureHealth compares what the history shows the harness did with what
-// it was asked: faults are the names of the faults asked for. It returns
-// nil for a history without a run-start mark (written by an older build).
-func MeasureHealth(recs []history.Record, faults []string) *Health {
+// it was asked: faults are the names of the faults asked for, finalRead
+// whether the run ends by reading its data back. It returns nil for a
+// history without a run-start mark (written by an older build).
+func MeasureHealth(recs []history.Record, faults []string, finalRead bool) *Health {
 	var start, end *history.Record
 	for i := range recs {
 		switch recs[i].Type {
@@ -103,6 +114,9 @@ func MeasureHealth(recs []history.Record, faults []string) *Health {
 		span = min(span, seconds(end.Time-start.Time))
 	}
 	if end != nil {
+		h.NoFinalRead = finalRead && !slices.ContainsFunc(recs, func(r history.Record) bool {
+			return r.Process == history.NemesisProcess && r.F == history.FRead
+		})
 		runS, late := seconds(end.Time-start.Time), max(0, seconds(end.Time-deadline))
 		h.RunS, h.FinalHealLateS = &runS, &late
 		if end.Lag != nil {
@@ -154,7 +168,11 @@ func MeasureHealth(recs []history.Record, faults []string) *Health {
 			end := r.Time
 			if r.HealStart > 0 {
 				end = r.HealStart
-				h.HealTookMaxS = max(h.HealTookMaxS, seconds(r.Time-r.HealStart))
+				if took := seconds(r.Time - r.HealStart); history.IsClient(r.Target) {
+					h.ClientRestartMaxS = max(h.ClientRestartMaxS, took)
+				} else {
+					h.HealTookMaxS = max(h.HealTookMaxS, took)
+				}
 			}
 			ratio := float64(end-s.Time) / float64(want)
 			if h.Strikes == 0 || ratio < h.MinRatio {
@@ -221,6 +239,15 @@ func (h *Health) Judge(v checker.Verdict) (checker.Verdict, []string) {
 			notes = append(notes, "the run was "+cut)
 		}
 	}
+	if h.NoFinalRead {
+		const cut = "cut short before its final read (its coordinator was killed or interrupted): lost updates went uncounted"
+		if v == checker.Valid {
+			v = checker.Unknown
+			notes = append(notes, "verdict unknown, not valid: the run was "+cut)
+		} else {
+			notes = append(notes, "the run was "+cut)
+		}
+	}
 	switch {
 	case len(h.Undelivered) == 0:
 	case v == checker.Valid:
@@ -236,7 +263,7 @@ func (h *Health) Judge(v checker.Verdict) (checker.Verdict, []string) {
 func (h *Health) line() string {
 	state := "ok"
 	switch {
-	case h.CutShortS != nil:
+	case h.CutShortS != nil || h.NoFinalRead:
 		state = "CUT SHORT"
 	case len(h.Problems)+len(h.Undelivered) > 0:
 		state = "TIMING NOT HONOURED"
@@ -248,13 +275,19 @@ func (h *Health) line() string {
 	case h.RunS != nil:
 		run = fmt.Sprintf("%.2f s to the final heal (%.2f s late)", *h.RunS, *h.FinalHealLateS)
 	}
+	if h.NoFinalRead {
+		run += ", cut short before its final read"
+	}
 	s := fmt.Sprintf("%s: run asked %.2f s, %s, clients active %.2f s, %d began within %.2f s; coordinator lag p99 %.0f ms, max %.0f ms",
 		state, h.RunAskedS, run, h.ClientSpanS, h.ClientsStarted, h.ClientsStartS, h.LagP99Ms, h.LagMaxMs)
 	if h.Strikes > 0 {
 		s += fmt.Sprintf("; %d fault strike(s) at %.2f–%.2f× the length asked, heals up to %.0f ms late",
 			h.Strikes, h.MinRatio, h.MaxRatio, h.HealLateMaxS*1e3)
 		if h.HealTookMaxS > 0 {
-			s += fmt.Sprintf(", restarts serving within %.2f s", h.HealTookMaxS)
+			s += ", restarts serving within " + briefly(h.HealTookMaxS)
+		}
+		if h.ClientRestartMaxS > 0 {
+			s += ", killed clients restarted within " + briefly(h.ClientRestartMaxS)
 		}
 	}
 	if len(h.StoppedBy) > 0 && h.RunS != nil {
@@ -279,3 +312,12 @@ func (h *Health) cutShort() string {
 }
 
 func seconds(ns int64) float64 { return float64(ns) / 1e9 }
+
+// briefly formats a length of s seconds with the digits it needs: in
+// milliseconds under a second, where "0.00 s" would read as no time.
+func briefly(s float64) string {
+	if s < 1 {
+		return fmt.Sprintf("%.1f ms", s*1e3)
+	}
+	return fmt.Sprintf("%.2f s", s)
+}

@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -48,12 +49,12 @@ func strike(fault string, at, lasted, asked int64) []history.Record {
 	}
 }
 
-// restart is a kill-node strike asked to last 2 s, whose restart began
-// after healAt and served took later.
-func restart(at, healAt, took int64) []history.Record {
+// restart is a strike of fault on target asked to last 2 s, whose restart
+// began after healAt and took took.
+func restart(fault, target string, at, healAt, took int64) []history.Record {
 	return []history.Record{
-		{Process: history.NemesisProcess, Type: history.FaultStart, Fault: "kill-node", Target: "redis-0", Time: at, Asked: 2 * sec},
-		{Process: history.NemesisProcess, Type: history.FaultStop, Fault: "kill-node", Target: "redis-0", Time: at + healAt + took, HealStart: at + healAt},
+		{Process: history.NemesisProcess, Type: history.FaultStart, Fault: fault, Target: target, Time: at, Asked: 2 * sec},
+		{Process: history.NemesisProcess, Type: history.FaultStop, Fault: fault, Target: target, Time: at + healAt + took, HealStart: at + healAt},
 	}
 }
 
@@ -91,9 +92,9 @@ func TestHealth(t *testing.T) {
 			notes: []string{"faults not delivered as asked: fault pause-holder was asked for and never started"}},
 		{name: "the control run starts nothing and is healthy", recs: healthRun(10*ms, 9*sec+5*ms, 2*ms),
 			faults: []string{"none"}, verdict: checker.Valid, want: checker.Valid},
-		{name: "a slow restart is the server's, not the strike's", recs: healthRun(10*ms, 9*sec+5*ms, 2*ms, restart(3*sec, 2*sec, 3*sec)...),
+		{name: "a slow restart is the server's, not the strike's", recs: healthRun(10*ms, 9*sec+5*ms, 2*ms, restart("kill-node", "redis-0", 3*sec, 2*sec, 3*sec)...),
 			faults: []string{"kill-node"}, verdict: checker.Valid, want: checker.Valid},
-		{name: "a restart begun late is", recs: healthRun(10*ms, 9*sec+5*ms, 2*ms, restart(3*sec, 3100*ms, 2*sec)...),
+		{name: "a restart begun late is", recs: healthRun(10*ms, 9*sec+5*ms, 2*ms, restart("kill-node", "redis-0", 3*sec, 3100*ms, 2*sec)...),
 			faults: []string{"kill-node"}, verdict: checker.Valid, want: checker.Unknown,
 			notes: []string{"1 of 1 fault strike(s) lasted outside 0.5–1.5× the length asked (1.55–1.55×)", "verdict unknown"}},
 		{name: "own hold is not compared", recs: healthRun(10*ms, 9*sec+5*ms, 2*ms, strike("failover", 3*sec, 5*sec, 0)...),
@@ -119,7 +120,7 @@ func TestHealth(t *testing.T) {
 			notes: []string{"the run was cut short at 0.80 s of 8.00 s"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := MeasureHealth(tc.recs, tc.faults)
+			h := MeasureHealth(tc.recs, tc.faults, false)
 			if h == nil {
 				t.Fatal("no health for a history with a run-start mark")
 			}
@@ -146,7 +147,7 @@ func TestHealth(t *testing.T) {
 // A history from a build without run marks has no health, and judging
 // it changes nothing.
 func TestHealthOfOldHistory(t *testing.T) {
-	h := MeasureHealth(strike("pause-holder", sec, sec, sec), []string{"pause-holder"})
+	h := MeasureHealth(strike("pause-holder", sec, sec, sec), []string{"pause-holder"}, false)
 	if h != nil {
 		t.Fatalf("health %+v for a history without a run-start mark", h)
 	}
@@ -155,14 +156,26 @@ func TestHealthOfOldHistory(t *testing.T) {
 	}
 }
 
-// TestHealthRestartTime: the time a restart took to serve is reported
-// beside the strikes, and on the health line.
+// TestHealthRestartTime: the time a restart took is reported beside the
+// strikes, and on the health line, as what it was: a server serving
+// again, or a killed client's worker respawned (under a millisecond,
+// which "0.00 s" would hide).
 func TestHealthRestartTime(t *testing.T) {
-	h := MeasureHealth(healthRun(10*sec/1000, 9*sec+5*sec/1000, 2*sec/1000, restart(3*sec, 2*sec, 3*sec)...), []string{"kill-node"})
-	if h.HealTookMaxS != 3 || h.MaxRatio != 1 {
-		t.Errorf("heal took %v s at ratio %v, want 3 s at 1", h.HealTookMaxS, h.MaxRatio)
-	}
-	if !strings.Contains(h.line(), "restarts serving within 3.00 s") {
-		t.Errorf("health line %q does not give the restart time", h.line())
+	for _, tc := range []struct {
+		fault, target      string
+		took               int64
+		server, client, in string
+		not                string
+	}{
+		{"kill-node", "redis-0", 3 * sec, "3", "0", "restarts serving within 3.00 s", "clients restarted"},
+		{"kill-holder", "c1", 900_000, "0", "0.0009", "killed clients restarted within 0.9 ms", "restarts serving"},
+	} {
+		h := MeasureHealth(healthRun(10*sec/1000, 9*sec+5*sec/1000, 2*sec/1000, restart(tc.fault, tc.target, 3*sec, 2*sec, tc.took)...), []string{tc.fault}, false)
+		if got := fmt.Sprint(h.HealTookMaxS, " ", h.ClientRestartMaxS); got != tc.server+" "+tc.client || h.MaxRatio != 1 {
+			t.Errorf("%s: server and client restarts took %s s at ratio %v, want %s %s at 1", tc.fault, got, h.MaxRatio, tc.server, tc.client)
+		}
+		if line := h.line(); !strings.Contains(line, tc.in) || strings.Contains(line, tc.not) {
+			t.Errorf("%s: health line %q does not say %q alone", tc.fault, line, tc.in)
+		}
 	}
 }

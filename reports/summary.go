@@ -3,6 +3,7 @@ package reports
 import (
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -96,7 +97,15 @@ func Summary(w io.Writer, r Results) {
 	}
 	fmt.Fprintf(w, "verdict   %s  (the %s check decides for workload %s)\n", verdict, r.DecidedBy, r.Workload)
 	fmt.Fprintf(w, "run dir   %s\n", r.Dir)
-	fmt.Fprintf(w, "report    %s\n", filepath.Join(r.Dir, ReportFile))
+	// A check with --no-report of a run that never wrote one has none.
+	if report := filepath.Join(r.Dir, ReportFile); fileExists(report) {
+		fmt.Fprintf(w, "report    %s\n", report)
+	}
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // Unexercised: the run is valid, and had faults, none of which took

@@ -28,6 +28,7 @@ import (
 	"github.com/locktest/locktest/live"
 	"github.com/locktest/locktest/lock"
 	"github.com/locktest/locktest/reports"
+	"github.com/locktest/locktest/scenario"
 	"github.com/locktest/locktest/seed"
 	"github.com/locktest/locktest/workloads"
 )
@@ -132,7 +133,7 @@ func RunObserved(ctx context.Context, cfg Resolved, obs Observer) (reports.Resul
 	if err != nil {
 		return reports.Results{}, err
 	}
-	dir, err := newRunDir(cfg.Store, cfg.Scenario)
+	dir, madeStore, err := newRunDir(cfg.Store, cfg.Scenario)
 	if err != nil {
 		return reports.Results{}, bad("--store %s: %v; give a directory locktest can write to", cfg.Store, err)
 	}
@@ -181,7 +182,7 @@ func RunObserved(ctx context.Context, cfg Resolved, obs Observer) (reports.Resul
 	if errors.As(runErr, &badCfg) {
 		// Found wrong once the servers ran (a link that does not exist):
 		// nothing of the run is worth keeping.
-		discardRunDir(cfg.Store, cfg.Scenario, dir)
+		discardRunDir(cfg.Store, cfg.Scenario, dir, madeStore)
 		return reports.Results{}, runErr
 	}
 	if runErr != nil {
@@ -625,8 +626,7 @@ func (r *run) stopWorkers(ctx context.Context, now bool) {
 			_, _ = w.stdin.Write([]byte(stopLine + "\n"))
 		}
 	}
-	grace := time.Duration(r.cfg.AcquireTimeout) + 2*time.Duration(r.cfg.IOTimeout) + time.Duration(r.cfg.HoldMax) + 5*time.Second
-	deadline := time.After(grace)
+	deadline := time.After(stopGrace(r.cfg.Config))
 	for _, w := range workers {
 		if w.stdin == nil {
 			continue
@@ -648,6 +648,21 @@ func (r *run) stopWorkers(ctx context.Context, now bool) {
 	}
 }
 
+// stopGrace is how long a worker told to stop may take to finish its
+// cycle (an acquire, a hold, a write and a release) before it is killed.
+func stopGrace(cfg scenario.Config) time.Duration {
+	return time.Duration(cfg.AcquireTimeout) + 2*time.Duration(cfg.IOTimeout) + time.Duration(cfg.HoldMax) + 5*time.Second
+}
+
+// finalReadTimeout bounds each read of the final read.
+const finalReadTimeout = 5 * time.Second
+
+// afterEnd bounds how long after its run-end mark a run goes on writing
+// its history: the workers' quiet end, then one read per key.
+func afterEnd(cfg scenario.Config) time.Duration {
+	return stopGrace(cfg) + time.Duration(cfg.Keys)*finalReadTimeout + history.AppendSkew
+}
+
 // finalRead records the protected data's final values: the last op of the
 // counter check, which exposes any write that landed but was not
 // acknowledged as it should have been. The data is on the resource node,
@@ -657,11 +672,11 @@ func (r *run) finalRead(ctx context.Context, resource *cluster.Node, dep impls.D
 	var store workloads.Store
 	switch {
 	case resource != nil:
-		res := workloads.NewResource(resource.Addr(), 5*time.Second)
+		res := workloads.NewResource(resource.Addr(), finalReadTimeout)
 		defer res.Close()
 		store = res
 	case r.cfg.Workload.NeedsResource && r.cfg.Design.GuardsWrites:
-		lockCfg.Client, lockCfg.Nodes, lockCfg.IOTimeout = -1, nil, 5*time.Second
+		lockCfg.Client, lockCfg.Nodes, lockCfg.IOTimeout = -1, nil, finalReadTimeout
 		for _, n := range dep.Nodes {
 			lockCfg.Nodes = append(lockCfg.Nodes, n.Addr())
 		}
@@ -703,14 +718,32 @@ func Analyze(dir string, cfg Resolved) (reports.Results, error) { return analyze
 func Recheck(dir string, cfg Resolved) (reports.Results, error) { return analyze(dir, cfg, false, nil) }
 
 // validHistory checks recs as any history must be (history.Validate) and
-// against the run's settings: no client beyond the run's clients.
-func validHistory(recs []history.Record, clients int) error {
+// against the run's settings: no client beyond the run's clients, and
+// nothing timed later after the run-end mark than the quiet end and the
+// final read take (afterEnd). history.Validate bounds each record by a
+// later coordinator record; the last ones have none, and a time edited
+// there would stretch the run's span and rates.
+func validHistory(recs []history.Record, cfg scenario.Config) error {
 	if err := history.Validate(recs); err != nil {
 		return err
 	}
+	end := -1
 	for i, rec := range recs {
-		if rec.Process >= clients {
-			return fmt.Errorf("history line %d: process %d, but the run had %d clients (config.json)", i+1, rec.Process, clients)
+		if rec.Process >= cfg.Clients {
+			return fmt.Errorf("history line %d: process %d, but the run had %d clients (config.json)", i+1, rec.Process, cfg.Clients)
+		}
+		if rec.Type == history.RunEnd {
+			end = i
+		}
+	}
+	if end < 0 {
+		return nil
+	}
+	limit := recs[end].Time + int64(afterEnd(cfg))
+	for i, rec := range recs[end+1:] {
+		if rec.Time > limit {
+			return fmt.Errorf("history line %d: time %d is %s after the run-end mark (line %d), more than the %s the quiet end and final read of these settings take: not a time of this run",
+				end+i+2, rec.Time, time.Duration(rec.Time-recs[end].Time).Round(time.Millisecond), end+1, afterEnd(cfg))
 		}
 	}
 	return nil
@@ -751,7 +784,7 @@ func analyze(dir string, cfg Resolved, write bool, writing func()) (reports.Resu
 		// Not the cut-off end of a killed run: someone edited or damaged it.
 		return res, bad("%s: %v; the history is damaged and cannot be checked", filepath.Join(dir, reports.HistoryFile), err)
 	}
-	if err := validHistory(recs, cfg.Clients); err != nil {
+	if err := validHistory(recs, cfg.Config); err != nil {
 		return res, bad("%s: %v; the history is damaged and cannot be checked", filepath.Join(dir, reports.HistoryFile), err)
 	}
 	res.Records = len(recs)
@@ -779,14 +812,14 @@ func analyze(dir string, cfg Resolved, write bool, writing func()) (reports.Resu
 	}
 	// The names the run asked for, not the looked-up faults: a stored run
 	// is analyzed without resolving them against a design (LoadRun).
-	res.Health = reports.MeasureHealth(recs, cfg.Config.Faults)
+	res.Health = reports.MeasureHealth(recs, cfg.Config.Faults, cfg.Workload.NeedsResource)
 	var notes []string
 	res.Verdict, notes = res.Health.Judge(res.Verdict)
 	res.Notes = append(res.Notes, notes...)
 	res.DecidedBy = checker.MutexCheck
 	if cfg.Workload.NeedsResource {
 		res.DecidedBy = checker.ResourceCheck
-		if res.Checks.Stats.Final == nil {
+		if res.Checks.Stats.Final == nil && (res.Health == nil || !res.Health.NoFinalRead) {
 			res.Notes = append(res.Notes, "no final read of the resource: lost updates are counted from overlapping reads only")
 		}
 	}

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/locktest/locktest/faults"
 	"github.com/locktest/locktest/impls"
 	"github.com/locktest/locktest/reports"
 	"github.com/locktest/locktest/scenario"
@@ -16,48 +18,52 @@ import (
 )
 
 // newRunDir creates <store>/<scenario>/<timestamp>/ (Jepsen's layout) and
-// points <store>/<scenario>/latest and <store>/latest at it.
-func newRunDir(store, scenario string) (string, error) {
+// points <store>/<scenario>/latest and <store>/latest at it. madeStore
+// says whether the store itself was made, so that a run discarded later
+// removes it too.
+func newRunDir(store, scenario string) (dir string, madeStore bool, err error) {
 	// Servers run in their own directories: every path must be absolute.
-	store, err := filepath.Abs(store)
-	if err != nil {
-		return "", fmt.Errorf("store: %w", err)
+	if store, err = filepath.Abs(store); err != nil {
+		return "", false, fmt.Errorf("store: %w", err)
 	}
+	_, err = os.Stat(store)
+	madeStore = os.IsNotExist(err)
 	// A latest that is no link (a directory a scenario named latest made
 	// before such names were refused) would fail every run after the run
 	// directory was made.
 	if fi, err := os.Lstat(filepath.Join(store, latestLink)); err == nil && fi.Mode()&os.ModeSymlink == 0 {
-		return "", fmt.Errorf("%s is not a link: locktest points it at the latest run; move it out of the store", filepath.Join(store, latestLink))
+		return "", false, fmt.Errorf("%s is not a link: locktest points it at the latest run; move it out of the store", filepath.Join(store, latestLink))
 	}
 	base := filepath.Join(store, scenario)
 	if err := os.MkdirAll(base, 0o755); err != nil {
-		return "", fmt.Errorf("create store: %w", err)
+		return "", false, fmt.Errorf("create store: %w", err)
 	}
 	stamp := time.Now().Format("20060102T150405.000")
-	dir := filepath.Join(base, stamp)
+	dir = filepath.Join(base, stamp)
 	for i := 1; ; i++ {
 		err := os.Mkdir(dir, 0o755)
 		if err == nil {
 			break
 		}
 		if !os.IsExist(err) || i > 100 {
-			return "", fmt.Errorf("create run dir: %w", err)
+			return "", false, fmt.Errorf("create run dir: %w", err)
 		}
 		dir = filepath.Join(base, fmt.Sprintf("%s-%d", stamp, i))
 	}
 	rel := filepath.Base(dir)
 	for link, target := range map[string]string{filepath.Join(base, latestLink): rel, filepath.Join(store, latestLink): filepath.Join(scenario, rel)} {
 		if err := relink(link, target); err != nil {
-			discardRunDir(store, scenario, dir)
-			return "", err
+			discardRunDir(store, scenario, dir, madeStore)
+			return "", false, err
 		}
 	}
-	return dir, nil
+	return dir, madeStore, nil
 }
 
 // discardRunDir removes a run directory that holds nothing worth keeping
-// (bad input found after it was made) and the latest links to it.
-func discardRunDir(store, scenario, dir string) {
+// (bad input found after it was made), the latest links to it, and the
+// store when the run made it (madeStore) and nothing else is in it.
+func discardRunDir(store, scenario, dir string, madeStore bool) {
 	store, err := filepath.Abs(store)
 	if err != nil {
 		return
@@ -73,6 +79,9 @@ func discardRunDir(store, scenario, dir string) {
 	}
 	os.RemoveAll(dir)
 	os.Remove(base) // only if empty: the scenario's first run
+	if madeStore {
+		os.Remove(store) // only if empty: no other run began in it meanwhile
+	}
 }
 
 // relink atomically points link at target. A link that cannot be
@@ -113,9 +122,10 @@ func writeConfig(dir string, data []byte) error {
 // LoadRun reads the scenario of a stored run for analysis. It looks up
 // the workload, which decides the verdict, and nothing else: the design
 // comes from config.json (or, for a run stored before the design was
-// kept there, the registry, else its name alone), the faults stay names.
-// So a run of any design, registered in whichever binary ran it, is
-// checked from its history by any locktest.
+// kept there, the registry), the faults stay names. So a run of any
+// design, registered in whichever binary ran it, is checked from its
+// history by any locktest; names no run could have had are refused
+// (checkStoredNames).
 func LoadRun(dir string) (Resolved, error) {
 	run, err := scenario.Read(dir)
 	if err != nil {
@@ -130,15 +140,60 @@ func LoadRun(dir string) (Resolved, error) {
 	if r.Workload, err = workloads.Lookup(run.Workload); err != nil {
 		return r, bad("%s: %v", path, err)
 	}
+	if err := checkStoredNames(run); err != nil {
+		return r, bad("%s: %v; the file is damaged, or was not written by locktest run", path, err)
+	}
 	switch d, err := impls.Lookup(run.Impl); {
 	case run.Design != nil:
 		r.Design = impls.Design{Name: run.Impl, Binaries: run.Design.Binaries, GuardsWrites: run.Design.GuardsWrites}
 	case err == nil:
 		r.Design = d
-	default:
-		r.Design = impls.Design{Name: run.Impl}
 	}
 	return r, nil
+}
+
+// checkStoredNames refuses a config.json whose impl and faults no run
+// could have had. A name this binary does not register is a design (or
+// fault) of a user's own binary only when the file carries the design
+// block every run writes (a run of the stock locktest names a design it
+// has), and its reproduce command, when it names an impl, names the same
+// one: otherwise the name was edited, and the verdict would be on a run
+// that never was. An exec run needs the program it drove.
+func checkStoredNames(run scenario.Stored) error {
+	_, lookupErr := impls.Lookup(run.Impl)
+	own := lookupErr != nil // a design of the user's own binary, if any
+	switch {
+	case own && run.Design == nil:
+		return fmt.Errorf("field impl: %v, and the file has no design block saying what it was: analyze the run with the binary that has the design", lookupErr)
+	case own && CheckName(impls.FileName(run.Impl)) != nil: // the name a design's directories take
+		return fmt.Errorf("field impl: %q is not a name a design can have", run.Impl)
+	case run.Impl == impls.ExecName && run.ExecCmd == "":
+		return fmt.Errorf("field exec_cmd: an %s run drives a program, and the file names none", impls.ExecName)
+	}
+	if impl, ok := reproducedImpl(run.Reproduce); ok && impl != run.Impl {
+		return fmt.Errorf("field impl: %q, but the reproduce command runs --impl %s", run.Impl, impl)
+	}
+	for _, name := range run.Faults {
+		if _, err := faults.Lookup(name); err != nil && !own {
+			return fmt.Errorf("field faults: %v (the run's design %s is this binary's, so its faults are too)", err, run.Impl)
+		}
+	}
+	return nil
+}
+
+// reproducedImpl is the impl a reproduce command line runs, if it names
+// one (a locktest run command does; a go test command does not).
+func reproducedImpl(cmd string) (string, bool) {
+	args := strings.Fields(cmd)
+	for i, a := range args {
+		if v, ok := strings.CutPrefix(a, "--impl="); ok {
+			return v, true
+		}
+		if a == "--impl" && i+1 < len(args) {
+			return args[i+1], true
+		}
+	}
+	return "", false
 }
 
 // holdRunDir takes an exclusive flock on the run directory for as long as

@@ -43,14 +43,21 @@ func TestRelinkLeavesNoTemporary(t *testing.T) {
 	}
 }
 
-// TestLoadRunChecksConfig: a config.json no run writes (blank, or out of
-// the bounds the command line has) is refused naming its field.
+// TestLoadRunChecksConfig: a config.json no run writes (blank, out of the
+// bounds the command line has, or naming a design or fault no run could
+// have had) is refused naming its field; a run of a user's own design
+// and fault, which its config.json describes, is read.
 func TestLoadRunChecksConfig(t *testing.T) {
 	for _, tc := range []struct{ config, want string }{
 		{`{}`, "field impl"},
 		{`{"impl":"redis-single"}`, `field scenario: scenario: name ""`},
 		{`{"impl":"redis-single","scenario":"s","clients":-3}`, "field clients: clients -3: must be between 1 and 64"},
 		{`{"impl":"redis-single","scenario":"s","faults":["none","none"]}`, "field faults: faults: none is given twice"},
+		{`{"impl":"nosuch","scenario":"s"}`, `field impl: unknown impl "nosuch"`},
+		{`{"impl":"nosuch","scenario":"s","design":{},"reproduce":"locktest run --impl redis-single --scenario s"}`, `field impl: "nosuch", but the reproduce command runs --impl redis-single`},
+		{`{"impl":"<script>x</script>","scenario":"s","design":{}}`, `field impl: "<script>x</script>" is not a name a design can have`},
+		{`{"impl":"exec","scenario":"s","design":{}}`, "field exec_cmd: an exec run drives a program"},
+		{`{"impl":"redis-single","scenario":"s","faults":["bogus"]}`, `field faults: unknown fault "bogus"`},
 	} {
 		dir := t.TempDir()
 		if err := os.WriteFile(filepath.Join(dir, scenario.ConfigFile), []byte(tc.config), 0o644); err != nil {
@@ -62,11 +69,19 @@ func TestLoadRunChecksConfig(t *testing.T) {
 			t.Errorf("%s: %v, want a refusal saying %q", tc.config, err, tc.want)
 		}
 	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, scenario.ConfigFile), []byte(`{"impl":"redis-single","scenario":"s"}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := LoadRun(dir); err != nil {
-		t.Errorf("a minimal valid config.json: %v", err)
+	for _, config := range []string{
+		`{"impl":"redis-single","scenario":"s"}`,
+		// A design and fault of a user's own binary, described by it.
+		`{"impl":"my-lock","scenario":"s","faults":["my-fault"],"design":{},"reproduce":"mylock run --impl my-lock"}`,
+		`{"impl":"lib:my-lock","scenario":"s","design":{}}`,
+		`{"impl":"exec","scenario":"s","exec_cmd":"python3 client.py"}`,
+	} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, scenario.ConfigFile), []byte(config), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := LoadRun(dir); err != nil {
+			t.Errorf("%s: %v", config, err)
+		}
 	}
 }

@@ -220,13 +220,22 @@ func TestRunFinishes(t *testing.T) {
 	}{
 		{"running", func() {}, "<b>IN PROGRESS</b>"},
 		{"checked, lock still held", func() {
-			// The run reached its end: its coordinator marked it, then checked.
-			end, _ := json.Marshal(history.Record{Index: 7, Process: history.NemesisProcess, Type: history.RunEnd, F: "run", Time: clock.Mono()})
+			// The run reached its end: its coordinator marked it, made its
+			// final read, then checked.
+			var end []byte
+			for i, r := range []history.Record{
+				{Process: history.NemesisProcess, Type: history.RunEnd, F: "run"},
+				{Process: history.NemesisProcess, Seq: 1, Type: history.Invoke, F: history.FRead, Key: "lock-0"},
+				{Process: history.NemesisProcess, Seq: 1, Type: history.OK, F: history.FRead, Key: "lock-0", Value: history.Int64(1)},
+			} {
+				r.Index, r.Time = 7+i, clock.Mono()
+				end = append(history.AppendJSON(end, &r), '\n')
+			}
 			f, err := os.OpenFile(filepath.Join(s.dir, s.running, reports.HistoryFile), os.O_APPEND|os.O_WRONLY, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = f.Write(append(end, '\n'))
+			_, err = f.Write(end)
 			f.Close()
 			if err != nil {
 				t.Fatal(err)

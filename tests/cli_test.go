@@ -14,7 +14,8 @@ import (
 )
 
 // TestBadInput: each mistake gives one clear line, exit 254, and nothing
-// started or written.
+// started or written (or, for what only running servers tell, nothing
+// left).
 func TestBadInput(t *testing.T) {
 	cases := []struct {
 		name string
@@ -30,6 +31,16 @@ func TestBadInput(t *testing.T) {
 		{"redis-server missing", []string{"run", "--impl", "redis-single"}, []string{"PATH=" + t.TempDir()}, "apt-get install redis-server"},
 		{"suite of a billion seeds", []string{"suite", "run", "../suites/quick.yaml", "--seeds", "1000000000", "--run", "redis-single-none"}, nil,
 			"make more than 10000 runs"},
+		{"link from a client there is not", []string{"run", "--impl", "redis-single", "--fault", "partition", "--fault-target", "link:c9:redis-0", "--duration", "5s"}, nil,
+			"there are only 5 clients"},
+		{"link between two clients", []string{"run", "--impl", "redis-single", "--fault", "partition", "--fault-target", "link:c0:c1", "--duration", "5s"}, nil,
+			"not to client c1"},
+		{"link with one end", []string{"run", "--impl", "redis-single", "--fault", "latency", "--fault-target", "link:c0", "--duration", "5s"}, nil,
+			"unknown target"},
+		// Which servers there are is known once they run: refused then,
+		// with every server stopped and the store it made removed.
+		{"link to a server there is not", []string{"run", "--impl", "redis-single", "--fault", "partition", "--fault-target", "link:c0:nosuch", "--duration", "5s"}, nil,
+			"no such link"},
 		{"no command", nil, nil, "usage"},
 		{"unknown command", []string{"frobnicate"}, nil, "unknown command"},
 	}
