@@ -29,7 +29,8 @@ const (
 // and every log line on stderr, which is the node's log. Dynamic shared
 // memory lives in files under the data directory (pg_dynshmem), not in
 // /dev/shm: a killed postmaster cannot remove its segments, and two were
-// left in /dev/shm after every interrupted run.
+// left in /dev/shm after every interrupted run. (As root the server also
+// gets a private /dev/shm, see privateipc.go; this covers the rest.)
 var postgresConfig = []string{
 	"fsync=off", "synchronous_commit=off", "full_page_writes=off",
 	"unix_socket_directories=", "dynamic_shared_memory_type=mmap",
@@ -70,7 +71,7 @@ func (c *Cluster) StartPostgres(ctx context.Context, name string) (*Node, error)
 	}
 	defer logf.Close()
 	p, err := Start(Spec{Name: name + "-initdb", Path: initdb, Dir: dir, Log: logf, RunAs: PostgresOSUser,
-		Args: []string{"-D", data, "-U", PostgresUser, "--auth=trust", "--no-sync", "--no-instructions",
+		PrivateIPC: true, Args: []string{"-D", data, "-U", PostgresUser, "--auth=trust", "--no-sync", "--no-instructions",
 			"--encoding=UTF8", "--locale=C"}})
 	if err != nil {
 		return nil, err
@@ -92,10 +93,14 @@ func (c *Cluster) StartPostgres(ctx context.Context, name string) (*Node, error)
 			return nil, fmt.Errorf("pg_hba.conf of %s: %w", name, err)
 		}
 	}
+	// A container's segment is in its own IPC namespace, and so is a
+	// private one's (privateipc.go): only a server in the host's needs its
+	// interlock released.
 	_, local := c.backend.(local)
+	private := privateIPCWhyNot(PostgresOSUser) == ""
 	n := &Node{Name: name, Kind: "postgres", ready: func(ctx context.Context, addr string) error {
-		if err := pingPostgres(ctx, addr); err != nil || !local {
-			return err // a container's segment is in its own IPC namespace
+		if err := pingPostgres(ctx, addr); err != nil || !local || private {
+			return err
 		}
 		if err := releaseInterlock(data); err != nil {
 			slog.Warn("a postgres shared memory segment may outlive the run", "node", name, "err", err)
@@ -111,7 +116,7 @@ func (c *Cluster) StartPostgres(ctx context.Context, name string) (*Node, error)
 	for _, kv := range postgresConfig {
 		args = append(args, "-c", kv)
 	}
-	n.spec = Spec{Path: postgres, Args: args, RunAs: PostgresOSUser}
+	n.spec = Spec{Path: postgres, Args: args, RunAs: PostgresOSUser, PrivateIPC: true}
 	if err := c.add(ctx, n); err != nil {
 		return nil, err
 	}

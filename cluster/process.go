@@ -47,6 +47,10 @@ type Spec struct {
 	// cgroup (ConfineRun): a guard that must act once the coordinator is
 	// gone (see Cluster.Adopt) and then exits.
 	Outlive bool
+	// PrivateIPC runs the child in a mount and IPC namespace of its own,
+	// with a private /dev/shm, so that no shared memory it leaves outlives
+	// it; as root only (see privateipc.go).
+	PrivateIPC bool
 }
 
 // Process is a running child in its own process group.
@@ -83,9 +87,18 @@ func Start(spec Spec) (*Process, error) {
 	} else {
 		intoRunCgroup(cmd.SysProcAttr)
 	}
-	if as, err := runAs(cmd.SysProcAttr, spec.RunAs); err != nil {
+	wrapped, as := false, false
+	var err error
+	if spec.PrivateIPC {
+		wrapped, as, err = inPrivateIPC(cmd, spec.RunAs)
+	}
+	if !wrapped && err == nil {
+		as, err = runAs(cmd.SysProcAttr, spec.RunAs)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", spec.Name, err)
-	} else if as {
+	}
+	if as {
 		cmd.Dir = "/"
 	}
 	if err := startLocked(cmd); err != nil {
@@ -111,21 +124,30 @@ func runAs(attr *syscall.SysProcAttr, name string) (bool, error) {
 	if name == "" || os.Geteuid() != 0 {
 		return false, nil
 	}
-	u, err := user.Lookup(name)
+	uid, gid, err := lookupUser(name)
 	if err != nil {
 		return false, fmt.Errorf("run as %s: %w", name, err)
 	}
-	uid, err := strconv.ParseUint(u.Uid, 10, 32)
-	if err != nil {
-		return false, fmt.Errorf("run as %s: uid %q: %w", name, u.Uid, err)
-	}
-	gid, err := strconv.ParseUint(u.Gid, 10, 32)
-	if err != nil {
-		return false, fmt.Errorf("run as %s: gid %q: %w", name, u.Gid, err)
-	}
-	attr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+	attr.Credential = &syscall.Credential{Uid: uid, Gid: gid}
 	attr.AmbientCaps = []uintptr{unix.CAP_DAC_READ_SEARCH}
 	return true, nil
+}
+
+// lookupUser returns the uid and gid of the user name.
+func lookupUser(name string) (uid, gid uint32, err error) {
+	u, err := user.Lookup(name)
+	if err != nil {
+		return 0, 0, err
+	}
+	id, err := strconv.ParseUint(u.Uid, 10, 32)
+	if err != nil {
+		return 0, 0, fmt.Errorf("uid %q: %w", u.Uid, err)
+	}
+	group, err := strconv.ParseUint(u.Gid, 10, 32)
+	if err != nil {
+		return 0, 0, fmt.Errorf("gid %q: %w", u.Gid, err)
+	}
+	return uint32(id), uint32(group), nil
 }
 
 // Pid returns the process id (also its process group id, unless started

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/locktest/locktest/checker"
 	"github.com/locktest/locktest/history"
@@ -80,27 +81,44 @@ func TestDatabaseLocksListed(t *testing.T) {
 // (SIGKILL) the coordinator of database runs while a worker is paused:
 // besides their processes, the servers must leave no shared memory
 // (/dev/shm, System V) and no socket file behind. The servers cannot
-// clean up after themselves: they are killed too.
+// clean up after themselves: they are killed too. The postgres runs are
+// also cut short while initdb's backends have their dynamic shared memory
+// mapped (initdb has no option to keep it out of /dev/shm; two /dev/shm
+// segments and a System V one were left every time), and while the
+// server starts, before the coordinator can release its interlock (its
+// System V segment was left every time).
 func TestInterruptedDatabaseLeavesNoFiles(t *testing.T) {
-	for _, impl := range []string{"postgres-advisory", "mariadb-getlock"} {
+	for _, tc := range []struct{ impl, when string }{
+		{"postgres-advisory", "initdb"},
+		{"postgres-advisory", "server-start"},
+		{"postgres-advisory", "fault"},
+		{"mariadb-getlock", "fault"},
+	} {
 		for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGKILL} {
-			t.Run(impl+"/"+sig.String(), func(t *testing.T) {
+			t.Run(tc.impl+"/"+tc.when+"/"+sig.String(), func(t *testing.T) {
 				store := filepath.Join(t.TempDir(), "store")
-				cmd := exec.Command(binary, "run", "--impl", impl, "--fault", "pause-holder",
+				cmd := exec.Command(binary, "run", "--impl", tc.impl, "--fault", "pause-holder",
 					"--fault-interval", "500ms", "--fault-duration", "20s", "--duration", "60s", "--store", store)
 				if err := cmd.Start(); err != nil {
 					t.Fatal(err)
 				}
 				defer cmd.Process.Kill()
-				waitForFault(t, filepath.Join(store, "latest", "history.jsonl"))
-				pids := map[string]bool{}
-				for _, p := range ourProcesses(t, store) {
-					pids[strings.SplitN(p, ":", 2)[0]] = true
+				var pids map[string]bool
+				var shm []string
+				switch tc.when {
+				case "initdb":
+					pids, shm = waitForInitdbSegment(t, store)
+				case "server-start":
+					pids, shm = waitForStartingServer(t, store)
+				default:
+					waitForFault(t, filepath.Join(store, "latest", "history.jsonl"))
+					pids = processesOf(t, store)
+					shm = sharedMemoryOf(t, pids)
 				}
 				if len(pids) == 0 {
 					t.Fatal("found no process of the run: the leftover check would prove nothing")
 				}
-				shm, sysv := sharedMemoryOf(t, pids), sysvSegmentsOf(t, pids)
+				sysv := sysvSegmentsOf(t, pids)
 				if err := cmd.Process.Signal(sig); err != nil {
 					t.Fatal(err)
 				}
@@ -124,6 +142,63 @@ func TestInterruptedDatabaseLeavesNoFiles(t *testing.T) {
 				})
 			})
 		}
+	}
+}
+
+// processesOf lists the pids of the processes of the store's runs.
+func processesOf(t *testing.T, store string) map[string]bool {
+	t.Helper()
+	pids := map[string]bool{}
+	for _, p := range ourProcesses(t, store) {
+		pids[strings.SplitN(p, ":", 2)[0]] = true
+	}
+	return pids
+}
+
+// waitForInitdbSegment waits until a process of the store's run (one of
+// initdb's backends) maps a PostgreSQL dynamic shared memory segment, and
+// returns the run's processes and the /dev/shm files they map then.
+func waitForInitdbSegment(t *testing.T, store string) (map[string]bool, []string) {
+	t.Helper()
+	return waitForProcesses(t, store, "initdb to map dynamic shared memory", func(_ map[string]bool, shm []string) bool {
+		return slices.ContainsFunc(shm, func(f string) bool { return strings.Contains(f, "/PostgreSQL.") })
+	})
+}
+
+// waitForStartingServer waits until the postmaster of the store's run
+// (not one of initdb's backends) has attached its System V interlock
+// segment, well before it serves and the coordinator can see to that
+// segment.
+func waitForStartingServer(t *testing.T, store string) (map[string]bool, []string) {
+	t.Helper()
+	return waitForProcesses(t, store, "postgres to start", func(pids map[string]bool, _ []string) bool {
+		for pid := range pids {
+			cmdline, _ := os.ReadFile(filepath.Join("/proc", pid, "cmdline"))
+			maps, _ := os.ReadFile(filepath.Join("/proc", pid, "maps"))
+			if strings.Contains(string(cmdline), "listen_addresses=") && strings.Contains(string(maps), "/SYSV") {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// waitForProcesses polls the processes of the store's run and the
+// /dev/shm files they map until ready says so (for up to 30 s), and
+// returns them.
+func waitForProcesses(t *testing.T, store, what string, ready func(pids map[string]bool, shm []string) bool) (map[string]bool, []string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		pids := processesOf(t, store)
+		shm := sharedMemoryOf(t, pids)
+		if ready(pids, shm) {
+			return pids, shm
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 30s for %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
 	}
 }
 
