@@ -75,19 +75,27 @@ func TestHeaders(t *testing.T) {
 	}
 }
 
+// serveBound serves the store at dir over a real loopback socket, bound
+// to its address as locktest serve binds itself.
+func serveBound(t *testing.T, dir string) (*Server, *httptest.Server) {
+	t.Helper()
+	srv, err := New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	srv.Bind(ts.Listener.Addr())
+	return srv, ts
+}
+
 // TestHostChecked: bound to loopback, the server answers only requests
 // that name its address (or localhost on its port), over a real socket;
 // bound elsewhere, any name.
 func TestHostChecked(t *testing.T) {
 	s := newTestStore(t)
-	srv, err := New(s.dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	ts := httptest.NewServer(srv)
-	defer ts.Close()
-	srv.Bind(ts.Listener.Addr())
+	srv, ts := serveBound(t, s.dir)
 	_, port, _ := net.SplitHostPort(ts.Listener.Addr().String())
 	for host, want := range map[string]int{
 		ts.Listener.Addr().String(): 200,
@@ -126,14 +134,7 @@ func TestVisualizationRunsUnderCSP(t *testing.T) {
 		t.Skip("starts chromium")
 	}
 	s := newTestStore(t)
-	srv, err := New(s.dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	ts := httptest.NewServer(srv)
-	defer ts.Close()
-	srv.Bind(ts.Listener.Addr())
+	_, ts := serveBound(t, s.dir)
 	// After porcupine's script: what it drew, and what the page's origin is.
 	probe := `<script>document.body.append(Object.assign(document.createElement('pre'),
 {id: 'probe', textContent: document.querySelectorAll('#canvas svg rect').length + ' ' + self.origin}))</script>`
