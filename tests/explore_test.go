@@ -62,9 +62,9 @@ func TestExploreFindsUnseenLock(t *testing.T) {
 
 // TestExploreNoFaultNeeded: a lock that lets every client in loses
 // updates with no fault at all; explore says so ("no fault needed"), exit
-// 1, at its first trial that loses updates, instead of blaming the
-// critical sections and searching on, and its capsule replays the
-// failure without a fault.
+// 1, at its first trial that loses updates with critical sections inside
+// the lease, instead of blaming them and searching on, and its capsule
+// replays the failure without a fault.
 func TestExploreNoFaultNeeded(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "explore")
 	r := locktest(t, "explore", "--impl", "exec", "--exec-cmd", "python3 protocol/zoo.py open", "--exec-servers", "redis-single",
@@ -76,9 +76,11 @@ func TestExploreNoFaultNeeded(t *testing.T) {
 	if rep.Found == nil || rep.Found.Class != checker.NoFaultNeeded {
 		t.Fatalf("want a no-fault-needed finding: %+v", rep.Found)
 	}
+	// Only a trial whose critical sections outlived the lease may have lost
+	// updates before it and the search gone on (its holds capped).
 	for _, tr := range rep.Trials[:len(rep.Trials)-1] {
-		if tr.Result == checker.Invalid {
-			t.Errorf("trial t%03d lost updates and the search went on", tr.N)
+		if tr.Result == checker.Invalid && tr.Knobs.Hold*(1+tr.Knobs.HoldSpread) < 1 {
+			t.Errorf("trial t%03d lost updates with critical sections inside the lease and the search went on", tr.N)
 		}
 	}
 	if f := rep.Found.Config.Faults; len(f) != 1 || f[0] != "none" {
