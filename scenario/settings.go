@@ -201,16 +201,32 @@ func (v Value) Set(s string) error {
 	case *Duration:
 		return p.Set(s)
 	case *[]string:
-		*p = nil
-		for _, e := range strings.Split(s, ",") {
-			if e = strings.TrimSpace(e); e != "" {
-				*p = append(*p, e)
-			}
+		list, err := SplitList(s)
+		if err != nil {
+			return err
 		}
+		*p = list
 	default:
 		panic(fmt.Sprintf("scenario.Value: unsupported field type %T", v.p))
 	}
 	return nil
+}
+
+// SplitList splits a comma-separated list of names, trimmed; "" is the
+// empty list. An empty item ("a,", "a,,b") is refused, not dropped: it is
+// a typo, and running what is left would test less than was asked.
+func SplitList(s string) ([]string, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var out []string
+	for _, e := range strings.Split(s, ",") {
+		if e = strings.TrimSpace(e); e == "" {
+			return nil, errors.New("an empty item in the list: remove the extra comma")
+		}
+		out = append(out, e)
+	}
+	return out, nil
 }
 
 // IsBoolFlag lets a bool setting be given as a bare --flag.

@@ -57,3 +57,30 @@ func TestCommandQuotes(t *testing.T) {
 		}
 	}
 }
+
+// TestListValues: a list setting takes its items trimmed, an empty value
+// clears it, and an empty item is refused rather than dropped.
+func TestListValues(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want []string
+		bad  bool
+	}{
+		{in: "pause-holder", want: []string{"pause-holder"}},
+		{in: "a, b", want: []string{"a", "b"}},
+		{in: "", want: nil},
+		{in: "pause-holder,", bad: true},
+		{in: "a,,b", bad: true},
+		{in: ",a", bad: true},
+	} {
+		var got []string
+		err := Value{&got}.Set(c.in)
+		if (err != nil) != c.bad {
+			t.Errorf("Set(%q): err %v, want bad=%v", c.in, err, c.bad)
+			continue
+		}
+		if !c.bad && !slices.Equal(got, c.want) {
+			t.Errorf("Set(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

@@ -464,11 +464,11 @@ func (p parser) strings(v *yaml.Node, path string) ([]string, error) {
 	var out []string
 	switch v.Kind {
 	case yaml.ScalarNode:
-		for _, s := range strings.Split(v.Value, ",") {
-			if s = strings.TrimSpace(s); s != "" {
-				out = append(out, s)
-			}
+		list, err := scenario.SplitList(v.Value)
+		if err != nil {
+			return nil, p.errAt(v, path, "%v", err)
 		}
+		out = list
 	case yaml.SequenceNode:
 		for _, e := range v.Content {
 			if e.Kind != yaml.ScalarNode || e.Value == "" {

@@ -120,6 +120,7 @@ func TestParseErrors(t *testing.T) {
 		{"missing impl", scenario("expect: safe"), "s.yaml:2: scenarios[0].impl: missing (valid: "},
 		{"unknown workload", scenario("impl: redis-single", "workload: dance", "expect: safe"), `s.yaml:4: scenarios[0].workload: unknown workload "dance" (valid: [`},
 		{"unknown fault", scenario("impl: redis-single", "faults: [none, gremlins]", "expect: safe"), `s.yaml:4: scenarios[0].faults: unknown fault "gremlins" (valid: `},
+		{"trailing comma", scenario("impl: redis-single", "faults: pause-holder,", "expect: safe"), "s.yaml:4: scenarios[0].faults: an empty item in the list: remove the extra comma"},
 		{"no fault", scenario("impl: redis-single", "faults: []", "expect: safe"), "s.yaml:4: scenarios[0].faults: give at least one fault, or none"},
 		{"bad duration", scenario("impl: redis-single", "duration: fifteen", "expect: safe"), "s.yaml:4: scenarios[0].duration: want a duration such as 10s"},
 		{"bad clients", scenario("impl: redis-single", "clients: many", "expect: safe"), `s.yaml:4: scenarios[0].clients: want a whole number, got "many"`},
