@@ -2,6 +2,7 @@ package checker
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/locktest/locktest/history"
@@ -168,31 +169,54 @@ func (l leaseJudge) overlap(a, b hold) (string, bool) {
 }
 
 // lost judges a group of critical sections that read the same value:
-// the data was lost inside the lease when every one of them ended while
-// its holder's lease surely still ran.
+// the data was lost inside the lease when every one of them, and every
+// other write to the key while they ran, ended while its holder's lease
+// surely still ran. The others count because a stale write rolls the
+// value back: after a holder paused past its lease writes, the rightful
+// holders that follow read a value already read, inside their own leases,
+// and what lost it was the write beyond the lease.
 func (l leaseJudge) lost(hs []hold, group []int) (string, bool) {
+	op := l.ops[group[0]]
+	first, last := op.Call, op.Return
 	for _, i := range group {
-		op := l.ops[i]
-		h, ok := holdOf(hs, op)
-		if !ok {
-			return fmt.Sprintf("c%d wrote %q at %s holding no lock it knew of", op.Process, op.Key, l.at(op.Return)), true
+		first, last = min(first, l.ops[i].Call), max(last, l.ops[i].Return)
+	}
+	for i, w := range l.ops {
+		member := slices.Contains(group, i)
+		if !member && (w.F != history.FIncr || w.Key != op.Key || w.Outcome == history.Fail ||
+			w.Call > last || writeEnd(w) < first) {
+			continue
 		}
-		if end := l.leaseStart(h, op.Return) + l.ttl; op.Return >= end {
+		h, ok := holdOf(hs, w)
+		if !ok {
+			return fmt.Sprintf("c%d wrote %q at %s holding no lock it knew of", w.Process, w.Key, l.at(w.Return)), true
+		}
+		end := l.leaseStart(h, writeEnd(w)) + l.ttl
+		switch {
+		case writeEnd(w) == history.Never:
+			return fmt.Sprintf("c%d's write to %q, called at %s, never completed: it may have landed after its lease ran out (at %s)",
+				w.Process, w.Key, l.at(w.Call), l.at(end)), false
+		case writeEnd(w) >= end:
 			return fmt.Sprintf("c%d's critical section on %q ended at %s, after its lease had run out (at %s)",
-				op.Process, op.Key, l.at(op.Return), l.at(end)), false
+				w.Process, w.Key, l.at(writeEnd(w)), l.at(end)), false
 		}
 	}
-	op := l.ops[group[0]]
 	why := fmt.Sprintf("%d critical sections on %q read %d, each ending while its holder's lease still ran",
 		len(group), op.Key, *op.Value)
-	last := op.Return
-	for _, i := range group {
-		last = max(last, l.ops[i].Return)
-	}
 	if clock, moved := l.clockMoved(op.Call, last); moved {
 		return why + " by the true clock" + clock, false
 	}
 	return why, true
+}
+
+// writeEnd is the latest moment op's write may have landed: its return,
+// or for an op whose outcome is unknown, when it completed (the end of the
+// history if it never did).
+func writeEnd(op history.Op) int64 {
+	if op.Return != history.Never {
+		return op.Return
+	}
+	return op.Completed
 }
 
 // holdOf finds the hold in which op ran: same client and key, begun by
