@@ -25,7 +25,8 @@ sections and timeouts as ratios to the TTL, aligns strikes to lock moments
 effect, and stops at the first lost update. It then shrinks the scenario and
 writes a capsule (a suite file that replays it). Exits 1 when it found a
 violation, 0 when the budget ran out with none (and prints its coverage: not
-a proof of safety), 130 when interrupted, 254 for bad arguments.`,
+a proof of safety), 2 when not one trial could be judged, 130 when
+interrupted, 254 for bad arguments.`,
 		Args:              noArgs,
 		ValidArgsFunction: cobra.NoFileCompletions,
 	}
@@ -75,6 +76,8 @@ a proof of safety), 130 when interrupted, 254 for bad arguments.`,
 			return exitInterrupted
 		case rep.Found != nil:
 			return exitInvalid
+		case rep.Unknown():
+			return exitUnknown
 		}
 		return exitValid
 	})

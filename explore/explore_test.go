@@ -1,6 +1,8 @@
 package explore
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -208,5 +210,50 @@ func TestUnderLease(t *testing.T) {
 		if u.FaultLen < faultLenRange[0] || u.FaultLen > k.FaultLen || u.Hold > k.Hold {
 			t.Errorf("%+v: under the lease %+v grew or left the range", k, u)
 		}
+	}
+}
+
+// TestUnknownWhenNothingJudged: a search none of whose trials could be
+// judged says so, on the terminal and the page, instead of claiming a
+// coverage no run gave; one judged trial is enough for "no violation".
+func TestUnknownWhenNothingJudged(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		results []checker.Verdict
+		unknown bool
+		says    string
+	}{
+		{"every trial unknown", []checker.Verdict{checker.Unknown, checker.Unknown}, true, "UNKNOWN   not one of 2 trials"},
+		{"no trial at all", nil, true, "UNKNOWN   not one of 0 trials"},
+		{"one judged", []checker.Verdict{checker.Unknown, checker.Valid}, false, "unknown   1 of 2 trials could not be judged"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			rep := &Report{Impl: "exec", Dir: dir}
+			for i, v := range tc.results {
+				rep.Trials = append(rep.Trials, Trial{N: i + 1, Result: v})
+			}
+			if rep.Unknown() != tc.unknown {
+				t.Fatalf("Unknown() = %v, want %v", rep.Unknown(), tc.unknown)
+			}
+			var out strings.Builder
+			Print(&out, rep)
+			if !strings.Contains(out.String(), tc.says) {
+				t.Errorf("printed %q, want %q", out.String(), tc.says)
+			}
+			if tc.unknown == strings.Contains(out.String(), "no violation found") {
+				t.Errorf("printed %q", out.String())
+			}
+			if err := write(rep, Options{Out: dir}); err != nil {
+				t.Fatal(err)
+			}
+			page, err := os.ReadFile(filepath.Join(dir, ReportHTML))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(page), "Unknown: not one of") != tc.unknown {
+				t.Errorf("page says unknown = %v, want %v", !tc.unknown, tc.unknown)
+			}
+		})
 	}
 }

@@ -196,6 +196,8 @@ func Print(w io.Writer, rep *Report) {
 		fmt.Fprintf(w, "replay    %s\n", f.Command)
 		fmt.Fprintf(w, "capsule   %s (locktest suite run %s)\n", f.Capsule, f.Capsule)
 		fmt.Fprintf(w, "report    %s\n", f.Report)
+	} else if rep.Unknown() {
+		fmt.Fprintf(w, "UNKNOWN   not one of %d trials could be judged (their runs say why): nothing was covered\n", len(rep.Trials))
 	} else {
 		fmt.Fprintln(w, "no violation found under this coverage (not a proof of safety):")
 		for _, c := range rep.Coverage {
@@ -209,6 +211,9 @@ func Print(w io.Writer, rep *Report) {
 				"", c.FaultLen[0], c.FaultLen[1], c.Hold[0], c.Hold[1], c.Clients[0], c.Clients[1], c.Keys[0], c.Keys[1],
 				strings.Join(c.Targets, ","))
 		}
+	}
+	if n := rep.Unjudged(); n > 0 && !rep.Unknown() {
+		fmt.Fprintf(w, "unknown   %d of %d trials could not be judged (their runs say why)\n", n, len(rep.Trials))
 	}
 	if rep.HoldCap > 0 {
 		fmt.Fprintf(w, "fault-free lost updates with longer critical sections: the workload alone outlived the lease; holds capped at %.2f×TTL\n", rep.HoldCap)

@@ -120,6 +120,23 @@ func (t Trial) score() float64 {
 	return s / float64(max(1, len(t.Strikes)))
 }
 
+// Unjudged counts the trials whose run could not be judged (unknown: a
+// client that never answered, a run cut short), which back no coverage.
+func (r *Report) Unjudged() int {
+	n := 0
+	for _, t := range r.Trials {
+		if t.Result != checker.Valid && t.Result != checker.Invalid {
+			n++
+		}
+	}
+	return n
+}
+
+// Unknown reports whether the search can say nothing: no finding, and not
+// one trial judged. "No violation found" would then claim a coverage that
+// no run gave.
+func (r *Report) Unknown() bool { return r.Found == nil && r.Unjudged() == len(r.Trials) }
+
 // Report is what an exploration found and covered; it is explore.json.
 type Report struct {
 	Impl     string   `json:"impl"`
