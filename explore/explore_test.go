@@ -257,3 +257,31 @@ func TestUnknownWhenNothingJudged(t *testing.T) {
 		})
 	}
 }
+
+// TestReplaySeeds: a capsule replays the failed seeds first, then the
+// other judging seeds, then new ones, enough that all miss together under
+// missChance at the measured rate; a finding that failed on its own seed
+// alone (none of the judging seeds) still replays that seed first.
+func TestReplaySeeds(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		failed, judged []int64
+		wantRate       float64
+		wantN          int
+		wantFirst      int64
+	}{
+		{"all judging seeds failed", []int64{1, 2, 3, 4, 5}, []int64{1, 2, 3, 4, 5}, 5.0 / 6, 3, 1},
+		{"own seed only", []int64{777}, []int64{777, 1, 2}, 0.25, 17, 777},
+		{"nothing failed", nil, []int64{1, 2}, 0, maxReplaySeeds, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rate, miss, seeds := (&Finding{Failed: tc.failed, Seeds: tc.judged}).replay()
+			if rate != tc.wantRate || len(seeds) != max(tc.wantN, len(tc.judged)) || seeds[0] != tc.wantFirst {
+				t.Fatalf("rate %.3f, %d seeds from %d; want %.3f, %d from %d", rate, len(seeds), seeds[0], tc.wantRate, tc.wantN, tc.wantFirst)
+			}
+			if rate > 0 && miss >= missChance && len(seeds) < maxReplaySeeds {
+				t.Errorf("all %d seeds miss together with chance %.4f", len(seeds), miss)
+			}
+		})
+	}
+}

@@ -76,6 +76,10 @@ func write(rep *Report, o Options) error {
 // chance: a CI check that fails now and then is one nobody trusts.
 const missChance = 0.01
 
+// maxReplaySeeds bounds a capsule's seeds: a rarer finding replays on
+// this many and says how likely they all miss.
+const maxReplaySeeds = 30
+
 // replay says how a capsule replays its finding: the rate it measured (the
 // failing share of the judging seeds, shrunk toward a miss by counting one
 // seed more, since a handful of seeds overstates it), and enough seeds that
@@ -83,7 +87,10 @@ const missChance = 0.01
 // that failed come first.
 func (f *Finding) replay() (rate, miss float64, seeds []int64) {
 	rate = float64(len(f.Failed)) / float64(len(f.Seeds)+1)
-	n := min(30, max(1, int(math.Ceil(math.Log(missChance)/math.Log(1-rate)))))
+	n := maxReplaySeeds
+	if rate > 0 {
+		n = min(maxReplaySeeds, max(1, int(math.Ceil(math.Log(missChance)/math.Log(1-rate)))))
+	}
 	seeds = append(seeds, f.Failed...)
 	for _, s := range f.Seeds {
 		if !slices.Contains(seeds, s) {

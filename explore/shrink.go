@@ -129,6 +129,13 @@ func shrink(ctx context.Context, o Options, t Trial) *Finding {
 		return find
 	}
 	find.Failed = failed
+	if len(failed) == 0 {
+		// Not one judging seed failed: the finding rests on the trial's
+		// own seed, which the capsule replays first, at the rate these
+		// seeds measured.
+		find.Failed, find.Seeds = []int64{t.Seed}, append([]int64{t.Seed}, seeds[:tried]...)
+		find.Steps[0].What += " (none failed: the capsule replays the trial's own seed first)"
+	}
 	if failing != nil {
 		find.Report = filepath.Join(failing.Dir, reports.ReportFile)
 		find.Command = failing.Command
