@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -45,4 +46,73 @@ func TestPgBouncer(t *testing.T) {
 	}
 	assertNotRoot(t, b)
 	assertRestarts(ctx, t, b)
+}
+
+// testTimeouts sets every kind of timeout, each to a value no server has
+// by default, so that a server found with it took the run's.
+var testTimeouts = Timeouts{Keepalive: 7 * time.Second, UserTimeout: 2500 * time.Millisecond,
+	IdleTimeout: 61 * time.Second, IOTimeout: 13 * time.Second}
+
+// TestTimeoutsOfPostgresAndPgBouncer: the run's timeouts are what a
+// running PostgreSQL and PgBouncer report for their own knobs, and the
+// pool keeps them across a restart. It starts the two servers once (about
+// 2 s).
+func TestTimeoutsOfPostgresAndPgBouncer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a real PostgreSQL and PgBouncer; run without -short")
+	}
+	c := New(t.TempDir())
+	defer c.Stop()
+	c.SetTimeouts(testTimeouts)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	pg, err := c.StartPostgres(ctx, "postgres-0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.StartPgBouncer(ctx, "pgbouncer-0", pg.Addr(), "transaction")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, PostgresURL(pg.Addr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	// SHOW gives a value with its unit: ask pg_settings for the number.
+	for _, k := range TimeoutKnobs("postgres", testTimeouts) {
+		var got string
+		if err := conn.QueryRow(ctx, "SELECT setting FROM pg_settings WHERE name = $1", k.Name).Scan(&got); err != nil {
+			t.Fatalf("postgres %s: %v", k.Name, err)
+		}
+		if got != k.Value {
+			t.Errorf("postgres %s = %s, want %s", k.Name, got, k.Value)
+		}
+	}
+	assertRestarts(ctx, t, b)
+	console, err := pgx.Connect(ctx, "postgres://"+PostgresUser+"@"+b.Addr()+"/pgbouncer?sslmode=disable&default_query_exec_mode=simple_protocol")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer console.Close(ctx)
+	rows, err := console.Query(ctx, "SHOW CONFIG")
+	if err != nil {
+		t.Fatal(err)
+	}
+	config := map[string]string{}
+	for rows.Next() {
+		vals, err := rows.Values()
+		if err != nil {
+			t.Fatal(err)
+		}
+		config[fmt.Sprint(vals[0])] = fmt.Sprint(vals[1])
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range TimeoutKnobs("pgbouncer", testTimeouts) {
+		if got := config[k.Name]; got != k.Value {
+			t.Errorf("pgbouncer %s = %q, want %s", k.Name, got, k.Value)
+		}
+	}
 }
