@@ -88,6 +88,19 @@ func checkTimeoutServers(cfg scenario.Config, d impls.Design) error {
 	return nil
 }
 
+// ServerTimeoutSettings names the server timeouts cfg sets, as
+// "server_keepalive=4s", in the settings' order; none when every server
+// keeps its defaults. A sweep records them: its boundary holds under them.
+func ServerTimeoutSettings(cfg scenario.Config) []string {
+	var out []string
+	for _, s := range serverTimeouts {
+		if v := s.get(cfg); v != 0 {
+			out = append(out, settingName(s.flag)+"="+v.String())
+		}
+	}
+	return out
+}
+
 // ServerDefault is the value of a timeout a run left to the servers.
 const ServerDefault = "server default"
 

@@ -130,13 +130,19 @@ func TestRunTimeouts(t *testing.T) {
 	}
 }
 
-// TestTimeoutsGiveCluster: the settings become the cluster's kinds, the
-// unset ones absent (each server's default).
+// TestTimeoutsGiveCluster: the settings become the cluster's kinds and a
+// sweep's record, the unset ones absent (each server's default).
 func TestTimeoutsGiveCluster(t *testing.T) {
 	cfg := scenario.Defaults()
 	cfg.ServerUserTimeout, cfg.ServerIOTimeout = scenario.Duration(750*time.Millisecond), scenario.Duration(3*time.Second)
 	got := timeouts(cfg)
 	if len(got) != 2 || got[cluster.UserTimeout] != 750*time.Millisecond || got[cluster.IOTimeout] != 3*time.Second {
 		t.Errorf("timeouts %v", got)
+	}
+	if got, want := strings.Join(ServerTimeoutSettings(cfg), ","), "server_user_timeout=750ms,server_io_timeout=3s"; got != want {
+		t.Errorf("settings %s, want %s", got, want)
+	}
+	if got := ServerTimeoutSettings(scenario.Defaults()); len(got) != 0 {
+		t.Errorf("defaults set %v", got)
 	}
 }
