@@ -64,9 +64,9 @@ func checkTimeoutServers(cfg scenario.Config, d impls.Design) error {
 		head := fmt.Sprintf("--%s %s", s.flag, s.get(cfg))
 		switch {
 		case len(cfg.Servers) > 0:
-			return fmt.Errorf("%s: the lock servers are yours (--servers), locktest sets nothing on them: set it on your servers and drop the flag", head)
+			return fmt.Errorf("%s: the lock servers are yours (--servers), locktest sets nothing on them: set it on your servers and drop it here", head)
 		case len(servers) == 0:
-			return fmt.Errorf("%s: impl %s starts no server that keeps its clients' sessions: drop the flag", head, cfg.Impl)
+			return fmt.Errorf("%s: impl %s starts no server that keeps its clients' sessions: drop it", head, cfg.Impl)
 		}
 		for _, srv := range servers {
 			why := cluster.TimeoutUnsupported(srv, s.kind)
@@ -82,7 +82,7 @@ func checkTimeoutServers(cfg scenario.Config, d impls.Design) error {
 			if len(takes) > 0 {
 				why += " (it takes " + strings.Join(takes, ", ") + ")"
 			}
-			return fmt.Errorf("%s: impl %s runs %s, and %s: drop the flag", head, cfg.Impl, srv, why)
+			return fmt.Errorf("%s: impl %s runs %s, and %s: drop it", head, cfg.Impl, srv, why)
 		}
 	}
 	return nil

@@ -31,7 +31,7 @@ func TestResolveServerTimeouts(t *testing.T) {
 		{"mariadb", "mariadb-getlock", func(c *scenario.Config) { c.ServerIOTimeout, c.ServerIdleTimeout = 5*s, 60*s }, ""},
 		{"sentinels keep their defaults", "redis-replicated", func(c *scenario.Config) { c.ServerKeepalive = 5 * s }, ""},
 		{"redis has no user timeout", "redis-single", func(c *scenario.Config) { c.ServerUserTimeout = 2 * s },
-			"--server-user-timeout 2s: impl redis-single runs redis-server, and it has no such setting (it takes --server-keepalive, --server-idle-timeout): drop the flag"},
+			"--server-user-timeout 2s: impl redis-single runs redis-server, and it has no such setting (it takes --server-keepalive, --server-idle-timeout): drop it"},
 		{"postgres has no I/O timeout", "postgres-unique", func(c *scenario.Config) { c.ServerIOTimeout = 2 * s },
 			"impl postgres-unique runs postgres, and it has no such setting"},
 		{"etcd sessions end at the TTL", "etcd", func(c *scenario.Config) { c.ServerIdleTimeout = 2 * s },
