@@ -11,7 +11,8 @@ import (
 
 // TestPgBouncer starts PostgreSQL and a PgBouncer in front of it through a
 // link, found without /usr/sbin in PATH, and checks that a client reaches the server through the pool, that
-// the pool does not run as root, and that it comes back after SIGKILL.
+// the pool does not run as root, that it comes back after SIGKILL, and
+// that both run with the run's timeouts (the pool after its restart too).
 func TestPgBouncer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real PostgreSQL and PgBouncer; run without -short")
@@ -20,6 +21,7 @@ func TestPgBouncer(t *testing.T) {
 	t.Setenv("PATH", "/usr/bin:/bin")
 	c := New(t.TempDir())
 	defer c.Stop()
+	c.SetTimeouts(testTimeouts)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	pg, err := c.StartPostgres(ctx, "postgres-0")
@@ -46,6 +48,8 @@ func TestPgBouncer(t *testing.T) {
 	}
 	assertNotRoot(t, b)
 	assertRestarts(ctx, t, b)
+	assertPostgresTimeouts(ctx, t, pg)
+	assertPgBouncerTimeouts(ctx, t, b)
 }
 
 // testTimeouts sets every kind of timeout, each to a value no server has
@@ -53,27 +57,10 @@ func TestPgBouncer(t *testing.T) {
 var testTimeouts = Timeouts{Keepalive: 7 * time.Second, UserTimeout: 2500 * time.Millisecond,
 	IdleTimeout: 61 * time.Second, IOTimeout: 13 * time.Second}
 
-// TestTimeoutsOfPostgresAndPgBouncer: the run's timeouts are what a
-// running PostgreSQL and PgBouncer report for their own knobs, and the
-// pool keeps them across a restart. It starts the two servers once (about
-// 2 s).
-func TestTimeoutsOfPostgresAndPgBouncer(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a real PostgreSQL and PgBouncer; run without -short")
-	}
-	c := New(t.TempDir())
-	defer c.Stop()
-	c.SetTimeouts(testTimeouts)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	pg, err := c.StartPostgres(ctx, "postgres-0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := c.StartPgBouncer(ctx, "pgbouncer-0", pg.Addr(), "transaction")
-	if err != nil {
-		t.Fatal(err)
-	}
+// assertPostgresTimeouts fails unless the server's settings are the knobs
+// testTimeouts gives it.
+func assertPostgresTimeouts(ctx context.Context, t *testing.T, pg *Node) {
+	t.Helper()
 	conn, err := pgx.Connect(ctx, PostgresURL(pg.Addr()))
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +76,12 @@ func TestTimeoutsOfPostgresAndPgBouncer(t *testing.T) {
 			t.Errorf("postgres %s = %s, want %s", k.Name, got, k.Value)
 		}
 	}
-	assertRestarts(ctx, t, b)
+}
+
+// assertPgBouncerTimeouts fails unless the pool's console shows the knobs
+// testTimeouts gives it.
+func assertPgBouncerTimeouts(ctx context.Context, t *testing.T, b *Node) {
+	t.Helper()
 	console, err := pgx.Connect(ctx, "postgres://"+PostgresUser+"@"+b.Addr()+"/pgbouncer?sslmode=disable&default_query_exec_mode=simple_protocol")
 	if err != nil {
 		t.Fatal(err)
