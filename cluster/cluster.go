@@ -20,6 +20,8 @@ type Cluster struct {
 	backend Backend
 	// guard continues the user's servers once its stdin closes (Adopt).
 	guard *os.File
+	// timeouts are the lock servers' (SetTimeouts).
+	timeouts Timeouts
 
 	closeOnce sync.Once
 	closeErr  error

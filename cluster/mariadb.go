@@ -111,7 +111,11 @@ func (c *Cluster) StartMariaDB(ctx context.Context, name string) (*Node, error) 
 	// --no-defaults must come first: no /etc/mysql configuration applies.
 	args := []string{"--no-defaults", "--datadir=" + data, "--tmpdir=" + tmp, "--port=" + strconv.Itoa(n.Port),
 		"--bind-address=" + c.backend.BindHost()}
-	n.spec = Spec{Path: server, Args: append(args, mariadbConfig...), RunAs: mariadbOSUser}
+	args = append(args, mariadbConfig...)
+	for _, k := range c.timeoutKnobs("mariadbd") {
+		args = append(args, "--"+k.String())
+	}
+	n.spec = Spec{Path: server, Args: args, RunAs: mariadbOSUser}
 	if err := c.add(ctx, n); err != nil {
 		return nil, err
 	}

@@ -22,7 +22,8 @@ func pgbouncerBinary() (string, error) { return LookBinary("pgbouncer", "pgbounc
 // Its settings are the defaults but for two that suit a run of seconds:
 // no Unix socket (a run directory's path may exceed a socket path's 107
 // bytes) and server_login_retry of 1 s instead of 15, so that after the
-// server restarts (kill-node) the pool logs in again within the run.
+// server restarts (kill-node) the pool logs in again within the run; and
+// the run's timeouts (SetTimeouts).
 func (c *Cluster) StartPgBouncer(ctx context.Context, name, upstream, poolMode string) (*Node, error) {
 	bin, err := pgbouncerBinary()
 	if err != nil {
@@ -54,9 +55,13 @@ func (c *Cluster) StartPgBouncer(ctx context.Context, name, upstream, poolMode s
 		"unix_socket_dir =",
 		"auth_type = trust",
 		"auth_file = " + users,
+		// Its console (database pgbouncer) answers SHOW CONFIG: what the
+		// pool runs with can be asked, as of the server.
+		"admin_users = " + PostgresUser,
 		"pool_mode = " + poolMode,
 		"server_login_retry = 1",
 	}
+	conf = append(conf, knobLines(c.timeoutKnobs("pgbouncer"), " = ")...)
 	confPath := filepath.Join(dir, "pgbouncer.ini")
 	if err := os.WriteFile(confPath, []byte(strings.Join(conf, "\n")+"\n"), 0o644); err != nil {
 		return nil, fmt.Errorf("write %s: %w", confPath, err)

@@ -116,6 +116,9 @@ func (c *Cluster) StartPostgres(ctx context.Context, name string) (*Node, error)
 	for _, kv := range postgresConfig {
 		args = append(args, "-c", kv)
 	}
+	for _, k := range c.timeoutKnobs("postgres") {
+		args = append(args, "-c", k.String())
+	}
 	n.spec = Spec{Path: postgres, Args: args, RunAs: PostgresOSUser, PrivateIPC: true}
 	if err := c.add(ctx, n); err != nil {
 		return nil, err

@@ -60,6 +60,9 @@ func (c *Cluster) StartRedis(ctx context.Context, name string, opt RedisOptions)
 	if opt.ReplicaOf != "" {
 		conf = append(conf, "replicaof "+opt.ReplicaOf)
 	}
+	if opt.Role != RoleResource {
+		conf = append(conf, knobLines(c.timeoutKnobs("redis-server"), " ")...)
+	}
 	conf = append(conf, opt.Config...)
 	confPath := filepath.Join(dir, "redis.conf")
 	if err := os.WriteFile(confPath, []byte(strings.Join(conf, "\n")+"\n"), 0o644); err != nil {

@@ -110,6 +110,9 @@ type Report struct {
 	Clients  int               `json:"clients"`
 	Seeds    []int64           `json:"seeds"`
 	Plan     Plan              `json:"plan"`
+	// ServerTimeouts are the servers' timeouts the sweep ran under
+	// (runner.ServerTimeoutSettings); none: each server's default.
+	ServerTimeouts []string `json:"server_timeouts,omitempty"`
 	// Points in the order they were judged.
 	Points     []Point     `json:"points"`
 	Outcome    Outcome     `json:"outcome"`
@@ -146,7 +149,8 @@ func Sweep(ctx context.Context, o Options) (*Report, error) {
 		return nil, fmt.Errorf("create envelope dir: %w", err)
 	}
 	rep := &Report{Impl: o.Base.Impl, Workload: o.Base.Workload, TTL: o.Base.TTL, Clients: o.Base.Clients,
-		Plan: plan, References: plan.References(), Dir: o.Out, Started: start}
+		Plan: plan, References: plan.References(), Dir: o.Out, Started: start,
+		ServerTimeouts: runner.ServerTimeoutSettings(o.Base)}
 	for i := range o.Seeds {
 		rep.Seeds = append(rep.Seeds, o.Base.Seed+int64(i))
 	}

@@ -156,3 +156,43 @@ func TestComparisonReadsSweep(t *testing.T) {
 		t.Errorf("envelopes.png: %v", err)
 	}
 }
+
+// TestSweepsUnderOtherTimeouts: a boundary holds under the servers'
+// timeouts it was found with, so a comparison keeps sweeps under other
+// timeouts in columns of their own, headed by them, and a sweep's
+// summary says them (server default when unset).
+func TestSweepsUnderOtherTimeouts(t *testing.T) {
+	store := t.TempDir()
+	defaults, keepalive := sweepOf(t, 1.05), sweepOf(t, 2)
+	keepalive.ServerTimeouts = []string{"server_keepalive=4s"}
+	for i, rep := range []*Report{defaults, keepalive} {
+		rep.Dir = filepath.Join(store, "envelopes", rep.Impl, "2026112"+string(rune('0'+i)))
+		if err := os.MkdirAll(rep.Dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := write(rep); err != nil {
+			t.Fatal(err)
+		}
+	}
+	envs, err := reports.LoadEnvelopes([]string{store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab := reports.NewEnvelopes(envs)
+	if len(tab.Columns) != 2 || len(tab.Sweeps) != 2 {
+		t.Fatalf("want two columns, one sweep each: %+v", tab.Columns)
+	}
+	if h := tab.Columns[1].String(); !strings.HasSuffix(h, ", server_keepalive=4s]") {
+		t.Errorf("column heading %q does not name the timeout", h)
+	}
+	for _, tc := range []struct {
+		rep  *Report
+		want string
+	}{{defaults, "timeouts  servers: server default\n"}, {keepalive, "timeouts  servers: server_keepalive=4s\n"}} {
+		var sum strings.Builder
+		Print(&sum, tc.rep)
+		if !strings.Contains(sum.String(), tc.want) {
+			t.Errorf("summary lacks %q:\n%s", tc.want, sum.String())
+		}
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/locktest/locktest/runner"
 )
 
 // Result is the outcome in one line, as
@@ -60,6 +62,11 @@ func Print(w io.Writer, rep *Report) {
 		fmt.Fprintf(w, ", lock-delay %s×TTL", trim(p.LockDelay))
 	}
 	fmt.Fprintf(w, "; runs of at least %s\n          (%s)\n", p.MinDuration, p.Why)
+	timeouts := runner.ServerDefault
+	if len(rep.ServerTimeouts) > 0 {
+		timeouts = strings.Join(rep.ServerTimeouts, ", ")
+	}
+	fmt.Fprintf(w, "timeouts  servers: %s\n", timeouts)
 	for i, pt := range rep.Sorted() {
 		head := "          "
 		if i == 0 {

@@ -50,6 +50,9 @@ type Envelope struct {
 	Interrupted bool      `json:"interrupted"`
 	// Dir is where the sweep was found.
 	Dir string `json:"dir"`
+	// ServerTimeouts are the servers' timeouts the sweep ran under
+	// ("server_keepalive=4s"); none: each server's default.
+	ServerTimeouts []string `json:"server_timeouts,omitempty"`
 }
 
 // EnvelopePlan is what a sweep grew: a fault, by one magnitude (pause,
@@ -198,8 +201,9 @@ type EnvelopeColumn struct {
 	Fault string `json:"fault"`
 	// Vary is the kind of size: pause, delay, clock or clock rate.
 	Vary string `json:"vary"`
-	// Settings are the sweeps' TTL, clients and workload, said when the
-	// column's fault was swept with other settings too.
+	// Settings are the sweeps' TTL, clients, workload and server
+	// timeouts, said when the column's fault was swept with other
+	// settings too.
 	Settings string `json:"settings,omitempty"`
 	key      string
 }
@@ -214,9 +218,15 @@ func (c EnvelopeColumn) String() string {
 }
 
 // envelopeSettings are the settings two sweeps must share to sit in one
-// column: the rest is fixed by the plan of the fault and magnitude.
+// column: the rest is fixed by the plan of the fault and magnitude. A
+// session lock's boundary under a partition moves with the servers'
+// timeouts, so sweeps under other timeouts sit apart.
 func (e Envelope) settings() string {
-	return fmt.Sprintf("ttl=%s, clients=%d, %s", e.TTL, e.Clients, e.Workload)
+	s := fmt.Sprintf("ttl=%s, clients=%d, %s", e.TTL, e.Clients, e.Workload)
+	for _, t := range e.ServerTimeouts {
+		s += ", " + t
+	}
+	return s
 }
 
 // Envelopes is the headline of a comparison: for each design and each

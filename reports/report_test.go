@@ -42,6 +42,12 @@ func TestStoredRunReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A run from before timeouts were settings ran under the servers'
+	// defaults, and says so.
+	said := regexp.MustCompile(`<p>Timeouts the verdict holds under: io_timeout [0-9.]+m?s, server_keepalive server default, server_idle_timeout server default</p>`)
+	if !said.Match(page) {
+		t.Errorf("report.html does not say the run's timeouts")
+	}
 	if i := bytes.Index(page, []byte("%!")); i >= 0 {
 		t.Errorf("report.html holds format-verb garbage: %q", page[i:min(len(page), i+60)])
 	}

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/locktest/locktest/checker"
 	"github.com/locktest/locktest/history"
@@ -54,6 +55,37 @@ type Results struct {
 	// lock servers were the user's (--servers), whose versions locktest
 	// cannot know: the config names their addresses.
 	Servers map[string]string `json:"servers,omitempty"`
+	// Timeouts are the connection timeouts the verdict holds under: a
+	// partition the kernel makes ends a lock held by a session, or not,
+	// by them. None in a run checked before they were recorded.
+	Timeouts []Timeout `json:"timeouts,omitempty"`
+}
+
+// Timeout is one connection timeout of a run: the client's per-request
+// one, or a server's.
+type Timeout struct {
+	// Name is the setting's, as config.json names it (io_timeout,
+	// server_keepalive).
+	Name string `json:"name"`
+	// Value is the setting's, or "server default" when the run left it
+	// to each server.
+	Value string `json:"value"`
+	// Knobs are what each server was given for it, in its own terms
+	// ("postgres tcp_user_timeout=2000").
+	Knobs []string `json:"knobs,omitempty"`
+}
+
+// TimeoutsText says the run's timeouts on one line, for the summary and
+// the report.
+func (r Results) TimeoutsText() string {
+	parts := make([]string, len(r.Timeouts))
+	for i, t := range r.Timeouts {
+		parts[i] = t.Name + " " + t.Value
+		if len(t.Knobs) > 0 {
+			parts[i] += " (" + strings.Join(t.Knobs, "; ") + ")"
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Files a run directory holds.

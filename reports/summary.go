@@ -82,6 +82,9 @@ func Summary(w io.Writer, r Results) {
 			}
 		}
 	}
+	if len(r.Timeouts) > 0 {
+		fmt.Fprintf(w, "timeouts  %s\n", r.TimeoutsText())
+	}
 	if l := c.Lease; l != nil {
 		fmt.Fprintf(w, "lease     %s: %s\n", LeaseClassText(l.Class), l.Why)
 	}

@@ -158,3 +158,25 @@ func TestUnexercisedVerdict(t *testing.T) {
 		}
 	}
 }
+
+// TestTimeoutsLine: the summary says the timeouts a verdict holds under,
+// with the knobs each server got; a run checked before they were recorded
+// says nothing of them.
+func TestTimeoutsLine(t *testing.T) {
+	r := Results{Dir: t.TempDir(), Timeouts: []Timeout{{Name: "io_timeout", Value: "500ms"},
+		{Name: "server_user_timeout", Value: "2s", Knobs: []string{"pgbouncer tcp_user_timeout=2000", "postgres tcp_user_timeout=2000"}},
+		{Name: "server_idle_timeout", Value: "server default"}}}
+	var sum bytes.Buffer
+	Summary(&sum, r)
+	want := "timeouts  io_timeout 500ms, server_user_timeout 2s (pgbouncer tcp_user_timeout=2000; postgres tcp_user_timeout=2000), " +
+		"server_idle_timeout server default\n"
+	if !strings.Contains(sum.String(), want) {
+		t.Errorf("summary:\n%s\nwant the line %q", sum.String(), want)
+	}
+	r.Timeouts = nil
+	sum.Reset()
+	Summary(&sum, r)
+	if strings.Contains(sum.String(), "timeouts") {
+		t.Errorf("a run without recorded timeouts:\n%s", sum.String())
+	}
+}

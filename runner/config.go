@@ -138,6 +138,9 @@ func Resolve(cfg scenario.Config) (Resolved, error) {
 			return r, bad("--stop-on-violation: workload %s has no resource to check", cfg.Workload)
 		}
 	}
+	if err := checkTimeoutServers(cfg, r.Design); err != nil {
+		return r, &BadConfigError{err}
+	}
 	if cfg.Checkpoint != "" && !slices.Contains(r.Design.Checkpoints, cfg.Checkpoint) {
 		return r, bad("--checkpoint %q: impl %s reaches no such checkpoint; it reaches: %s", cfg.Checkpoint, cfg.Impl, checkpointList(r.Design))
 	}
@@ -203,6 +206,7 @@ func Check(cfg scenario.Config) error {
 		{cfg.TTL >= scenario.Duration(10*time.Millisecond), "--ttl must be at least 10ms"},
 		{cfg.AcquireTimeout > 0, "--acquire-timeout must be positive"},
 		{cfg.IOTimeout > 0, "--io-timeout must be positive"},
+		{checkTimeoutValues(cfg) == nil, fmt.Sprint(checkTimeoutValues(cfg))},
 		{cfg.RetryMin >= 0 && cfg.RetryJitter >= 0, "--retry-min and --retry-jitter must not be negative"},
 		{cfg.HoldMin >= 0 && cfg.HoldMax >= cfg.HoldMin, "--hold-min must be ≥ 0 and ≤ --hold-max"},
 		{cfg.FaultInterval > 0, "--fault-interval must be positive"},

@@ -275,6 +275,7 @@ func (r *run) execute(ctx context.Context) (bool, error) {
 		}
 		r.cluster.UseClockShim(shim)
 	}
+	r.cluster.SetTimeouts(timeouts(cfg.Config))
 	dep, err := cfg.Design.Deploy(ctx, r.cluster, lockCfg)
 	if err != nil {
 		return ctx.Err() != nil, fmt.Errorf("start %s servers: %w", cfg.Design.Name, err)
@@ -755,7 +756,7 @@ func validHistory(recs []history.Record, cfg scenario.Config) error {
 func analyze(dir string, cfg Resolved, write bool, writing func()) (reports.Results, error) {
 	res := reports.Results{Scenario: cfg.Scenario, Impl: cfg.Impl, Workload: cfg.Workload.Name, Faults: cfg.Config.Faults,
 		Seed: cfg.Seed, Clients: cfg.Clients, Command: cfg.reproduce(), Config: cfg.Config, Dir: dir,
-		Locktest: reports.CurrentBuild()}
+		Locktest: reports.CurrentBuild(), Timeouts: runTimeouts(cfg)}
 	if len(cfg.Servers) == 0 {
 		res.Servers = cluster.ServerVersions(slices.Collect(maps.Keys(binaries(cfg))))
 	} else {

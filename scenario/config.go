@@ -118,6 +118,20 @@ type Config struct {
 	// soon as each of them finds a violation in the history so far: the
 	// verdict cannot change, and an expected anomaly costs less time.
 	StopOnViolation []string `json:"stop_on_violation,omitempty"`
+
+	// The servers' connection timeouts (cluster.Timeout): under a
+	// partition the kernel makes, they decide whether a server ends the
+	// session of a client it no longer hears, and with it the locks the
+	// session held, so a verdict holds under them. Each is one setting
+	// for every design, which each server maps to its own knobs (postgres
+	// tcp_keepalives_*, redis tcp-keepalive, …): a user asks for "the
+	// server's keepalive" and a sweep varies one value, whatever the
+	// design. 0 leaves each server at its own default, and config.json
+	// then omits the setting, as runs from before it had none.
+	ServerKeepalive   Duration `json:"server_keepalive,omitempty"`
+	ServerUserTimeout Duration `json:"server_user_timeout,omitempty"`
+	ServerIdleTimeout Duration `json:"server_idle_timeout,omitempty"`
+	ServerIOTimeout   Duration `json:"server_io_timeout,omitempty"`
 }
 
 // Defaults returns the configuration the CLI and suites start from: the
