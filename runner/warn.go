@@ -39,7 +39,7 @@ func Warnings(r Resolved) []string {
 			t = r.Targets[i]
 		}
 		if warn := f.Traits().Warn; warn != nil {
-			out = append(out, warn(c, t)...)
+			out = append(out, warn(faults.Own(c, f), t)...)
 		}
 	}
 	return out
