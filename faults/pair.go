@@ -97,8 +97,8 @@ func checkPair(item string, a, b Fault) error {
 	return nil
 }
 
-// second reports whether f is the second fault of a pair in c's faults.
-func second(c scenario.Config, f Fault) bool {
+// Second reports whether f is the second fault of a pair in c's faults.
+func Second(c scenario.Config, f Fault) bool {
 	for _, it := range c.Faults {
 		if ms := Members(it); len(ms) == 2 && ms[1] == f.Name() {
 			return true
@@ -112,7 +112,7 @@ func second(c scenario.Config, f Fault) bool {
 // that a fault's warnings and its length read one field whichever place
 // it has in a pair.
 func Own(c scenario.Config, f Fault) scenario.Config {
-	if second(c, f) && c.FaultDuration2 != 0 {
+	if Second(c, f) && c.FaultDuration2 != 0 {
 		c.FaultDuration = c.FaultDuration2
 	}
 	return c

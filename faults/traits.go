@@ -153,7 +153,7 @@ func SizeSetting(f Fault) string {
 // lasting past its requests) lengthens FaultDuration afterwards.
 func SetSize(c *scenario.Config, f Fault, x time.Duration) {
 	x = max(x, 10*time.Millisecond)
-	if second(*c, f) {
+	if Second(*c, f) {
 		c.FaultDuration2 = scenario.Duration(x)
 	} else {
 		c.FaultDuration = scenario.Duration(x)
