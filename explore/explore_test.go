@@ -318,3 +318,17 @@ func TestPairCoverageAndCapsule(t *testing.T) {
 		t.Fatalf("capsule lost the pair: %+v\n%s", got.Config, data)
 	}
 }
+
+// TestCandidatesSplitPairs: a pair given to explore searches its two
+// faults, which the search pairs itself.
+func TestCandidatesSplitPairs(t *testing.T) {
+	base := scenario.Defaults()
+	base.Impl = "redis-single"
+	fs, _, err := candidateFaults(base, []string{"latency+pause-holder"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fs) != 2 || fs[0].Name() != "latency" || fs[1].Name() != "pause-holder" {
+		t.Fatalf("candidates %v, want latency and pause-holder", fs)
+	}
+}

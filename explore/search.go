@@ -365,13 +365,15 @@ func (t *Trial) run(ctx context.Context, cfg runner.Resolved) {
 	}
 }
 
-// candidateFaults returns the faults to search: those named, or every
-// fault that applies to the design and workload, each checked by the
-// runner with its default settings. Faults the runner refuses here are
-// skipped with the reason.
+// candidateFaults returns the faults to search: those named (a pair's
+// two, which the search then pairs as it pairs any), or every fault that
+// applies to the design and workload, each checked by the runner with its
+// default settings. Faults the runner refuses here are skipped with the
+// reason.
 func candidateFaults(base scenario.Config, names []string) ([]faults.Fault, map[string]string, error) {
 	skipped := map[string]string{}
 	all := len(names) == 0
+	names = faults.MemberNames(names)
 	if all {
 		for _, f := range faults.All() {
 			if !f.Traits().Inert {
