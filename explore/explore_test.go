@@ -1,6 +1,8 @@
 package explore
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -330,5 +332,26 @@ func TestCandidatesSplitPairs(t *testing.T) {
 	}
 	if len(fs) != 2 || fs[0].Name() != "latency" || fs[1].Name() != "pause-holder" {
 		t.Fatalf("candidates %v, want latency and pause-holder", fs)
+	}
+}
+
+// TestPageShowsPairs: explore.html renders a pair's coverage with both
+// lengths.
+func TestPageShowsPairs(t *testing.T) {
+	dir := t.TempDir()
+	k := Knobs{Fault: "reply-latency", Fault2: "pause-holder", FaultLen: 0.3, FaultLen2: 1.5, Hold: 0.2, Clients: 2, Keys: 1}
+	rep := &Report{Impl: "redis-single", PairShare: pairShare, Dir: dir, Trials: []Trial{{N: 1, Knobs: k}}}
+	rep.Coverage = coverage(rep.Trials, nil)
+	if err := write(rep, Options{Out: dir}); err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, ReportHTML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"reply-latency&#43;pause-holder", "0.30–0.30 and 1.50–1.50", "paired (a+b, both faults at once) in 25%"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("explore.html lacks %q", want)
+		}
 	}
 }
