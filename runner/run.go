@@ -365,7 +365,7 @@ func (r *run) execute(ctx context.Context) (bool, error) {
 	lag := watchLag(nctx)
 	var wg sync.WaitGroup
 	faultErrs := make([]error, len(cfg.Faults))
-	pairings := pairings(cfg.Config.Faults)
+	sides := pairings(cfg.Config.Faults)
 	for i, f := range cfg.Faults {
 		wg.Add(1)
 		go func() {
@@ -374,7 +374,7 @@ func (r *run) execute(ctx context.Context) (bool, error) {
 			e.Rand = seed.Stream(cfg.Seed, seed.Faults, i)
 			e.Target = cfg.Targets[i]
 			e.Duration = time.Duration(faults.Own(cfg.Config, f).FaultDuration)
-			e.Pair = pairings[i]
+			e.Pair = sides[i]
 			r.recordFaults(&e, servers, f.Traits().Aim)
 			faultErrs[i] = f.Run(nctx, &e)
 		}()
