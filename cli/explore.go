@@ -22,11 +22,13 @@ func exploreCommand() *cobra.Command {
 		Long: `Searches for an anomaly with no tuning: it draws fault lengths, critical
 sections and timeouts as ratios to the TTL, aligns strikes to lock moments
 (grant, near-expiry, acquire, release), steers toward strikes that took
-effect, and stops at the first lost update. It then shrinks the scenario and
-writes a capsule (a suite file that replays it). Exits 1 when it found a
-violation, 0 when the budget ran out with none (and prints its coverage: not
-a proof of safety), 2 when not one trial could be judged, 130 when
-interrupted, 254 for bad arguments.`,
+effect, and stops at the first lost update. A quarter of the fresh draws of a
+fault pair it with another that strikes together with it (a+b, each with its
+own length). It then shrinks the scenario (a pair to either fault alone, when
+that still fails) and writes a capsule (a suite file that replays it). Exits
+1 when it found a violation, 0 when the budget ran out with none (and prints
+its coverage: not a proof of safety), 2 when not one trial could be judged,
+130 when interrupted, 254 for bad arguments.`,
 		Args:              noArgs,
 		ValidArgsFunction: cobra.NoFileCompletions,
 	}

@@ -28,11 +28,11 @@ func SweepableFaults() []string {
 // returns the magnitude to sweep: v, or when v is empty the fault's
 // default (lockdelay for a holder pause of a design with a lock-delay).
 func ChooseVary(fault string, d impls.Design, v faults.Vary) (faults.Vary, error) {
-	f, err := faults.Lookup(fault)
-	sweeps := f.Traits().Size.Sweeps
-	if err != nil || len(sweeps) == 0 {
+	f, err := faults.Lookup(fault) // a pair is no one fault: refused here
+	if err != nil || len(f.Traits().Size.Sweeps) == 0 {
 		return "", fmt.Errorf("fault %s has no single magnitude to sweep (sweepable: %s)", fault, strings.Join(SweepableFaults(), ", "))
 	}
+	sweeps := f.Traits().Size.Sweeps
 	if v == "" {
 		v = sweeps[0]
 		if d.LockDelay > 0 && slices.Contains(sweeps, faults.VaryLockDelay) {

@@ -33,6 +33,9 @@ func TestChooseVary(t *testing.T) {
 		{"pause-holder", plain, faults.VaryRate, "", "does not apply"},
 		{"pause-holder", plain, "speed", "", "unknown --vary"},
 		{"partition", plain, "", "", "no single magnitude"},
+		// A pair, and a name no fault has, are no one fault to sweep.
+		{"latency+pause-holder", plain, "", "", "no single magnitude"},
+		{"bogus", plain, "", "", "no single magnitude"},
 	}
 	for _, tt := range tests {
 		got, err := ChooseVary(tt.fault, tt.d, tt.asked)

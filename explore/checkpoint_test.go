@@ -32,12 +32,12 @@ func TestSearchTriesEveryCheckpoint(t *testing.T) {
 	at := fs[i]
 	r := seed.Stream(1, seed.Explore, 0)
 	tried := map[string]int{}
-	k := fresh(r, at, nil, points, holdRange[1])
+	k := fresh(r, at, nil, nil, points, holdRange[1])
 	for n := range 60 {
 		if n%2 == 1 {
 			k = mutate(r, k, at, nil, points, holdRange[1])
 		} else {
-			k = fresh(r, at, nil, points, holdRange[1])
+			k = fresh(r, at, nil, nil, points, holdRange[1])
 		}
 		c := k.Config(base, 7)
 		if c.Checkpoint != k.Checkpoint || !slices.Contains(points, c.Checkpoint) {
@@ -55,7 +55,7 @@ func TestSearchTriesEveryCheckpoint(t *testing.T) {
 	holder := mustFault(t, "pause-holder")
 	with, without := seed.Stream(3, seed.Explore, 0), seed.Stream(3, seed.Explore, 0)
 	for range 20 {
-		a, b := fresh(with, holder, nil, points, holdRange[1]), fresh(without, holder, nil, nil, holdRange[1])
+		a, b := fresh(with, holder, nil, nil, points, holdRange[1]), fresh(without, holder, nil, nil, nil, holdRange[1])
 		if a != b || a.Checkpoint != "" {
 			t.Fatalf("pause-holder drew %s with checkpoints listed, %s without", a, b)
 		}

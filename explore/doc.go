@@ -8,6 +8,8 @@
 // those knobs as ratios to the TTL (so the search means the same for any
 // lease), aligns each strike to a lock moment (faults.Moments), and steers
 // toward the settings whose strikes took effect (checker fault efficacy).
+// Some draws pair two faults that strike together (faults.Pair), for the
+// anomalies no single fault reaches.
 // At the first violation it stops, shrinks the scenario while it still
 // fails in most seeds, and writes a capsule: the command line, a suite
 // entry and the failing run. When the budget runs out it reports its

@@ -33,12 +33,12 @@ func TestDrawsStayInRanges(t *testing.T) {
 	for _, name := range []string{"pause-holder", "kill-node", "latency", "slow-resource-write"} {
 		f := mustFault(t, name)
 		r := seed.Stream(1, seed.Explore, 0)
-		k := fresh(r, f, nil, nil, holdRange[1])
+		k := fresh(r, f, nil, nil, nil, holdRange[1])
 		for i := range 200 {
 			if i%2 == 1 {
 				k = mutate(r, k, f, nil, nil, holdRange[1])
 			} else {
-				k = fresh(r, f, nil, nil, holdRange[1])
+				k = fresh(r, f, nil, nil, nil, holdRange[1])
 			}
 			if k.FaultLen < faultLenRange[0] || k.FaultLen > faultLenRange[1] || k.Hold < holdRange[0] || k.Hold > holdRange[1] ||
 				k.Clients < clientRange[0] || k.Clients > clientRange[1] || k.Keys < keyRange[0] || k.Keys > keyRange[1] {
@@ -283,5 +283,148 @@ func TestReplaySeeds(t *testing.T) {
 				t.Errorf("all %d seeds miss together with chance %.4f", len(seeds), miss)
 			}
 		})
+	}
+}
+
+// TestPairDraws: a pair point keeps both faults' lengths in range, gives
+// each its own length and target, and resolves as one item of the fault
+// list; every drawable pair is one the runner accepts.
+func TestPairDraws(t *testing.T) {
+	base := scenario.Defaults()
+	base.Impl = "redis-single"
+	fs := []faults.Fault{mustFault(t, "pause-holder"), mustFault(t, "reply-latency"), mustFault(t, "latency"),
+		mustFault(t, "kill-holder"), mustFault(t, "partition")}
+	ps := partners(fs)
+	if got := len(ps[mustFault(t, "pause-holder")]); got != 3 {
+		t.Fatalf("pause-holder pairs with %d faults, want 3 (not itself, not kill-holder, which seizes a client process too)", got)
+	}
+	for _, g := range ps[mustFault(t, "latency")] {
+		if g.Name() == "reply-latency" || g.Name() == "latency" {
+			t.Fatalf("latency paired with %s", g.Name())
+		}
+	}
+	r := seed.Stream(2, seed.Explore, 0)
+	for f, gs := range ps {
+		for _, g := range gs {
+			k := fresh(r, f, g, nil, nil, holdRange[1])
+			for i := range 20 {
+				if i%2 == 1 {
+					k = mutate(r, k, f, nil, nil, holdRange[1])
+				}
+				if k.Fault2 != g.Name() || k.FaultLen2 < faultLenRange[0] || k.FaultLen2 > faultLenRange[1] {
+					t.Fatalf("pair point out of range or lost its pair: %s", k)
+				}
+				c := k.Config(base, 3)
+				if len(c.Faults) != 1 || c.Faults[0] != f.Name()+"+"+g.Name() {
+					t.Fatalf("%s: faults %v, want the pair as one item", k, c.Faults)
+				}
+				r1, err := runner.Resolve(c)
+				if err != nil {
+					t.Fatalf("%s does not resolve: %v", k, err)
+				}
+				if faults.SizeOf(c, g) < 10*time.Millisecond || faults.SizeOf(c, f) < 10*time.Millisecond || len(r1.Faults) != 2 {
+					t.Fatalf("%s: sizes %v, %v", k, faults.SizeOf(c, f), faults.SizeOf(c, g))
+				}
+				if u := k.underLease(); u.FaultLen2+u.Hold*(1+u.HoldSpread) >= 1 {
+					t.Fatalf("%s: under the lease the second fault does not fit: %+v", k, u)
+				}
+			}
+		}
+	}
+}
+
+// TestShrinkDropsEitherFault: the shrink of a pair tries each fault alone,
+// with its own length and target, and both resolve.
+func TestShrinkDropsEitherFault(t *testing.T) {
+	c := scenario.Defaults()
+	c.Impl, c.Faults, c.Clients, c.Duration = "redis-single", []string{"reply-latency+pause-holder"}, 2, scenario.Duration(4*time.Second)
+	c.FaultTarget = "reply-latency=c1"
+	c.Latency, c.FaultDuration, c.FaultDuration2 = scenario.Duration(400*time.Millisecond), scenario.Duration(400*time.Millisecond), scenario.Duration(1500*time.Millisecond)
+	got := map[string]scenario.Config{}
+	var sizes []string
+	for _, cd := range smaller(c) {
+		if strings.Contains(cd.what, "alone") {
+			got[cd.cfg.Faults[0]] = cd.cfg
+		} else {
+			sizes = append(sizes, cd.what)
+		}
+	}
+	lat, pause := got["reply-latency"], got["pause-holder"]
+	if lat.FaultTarget != "c1" || lat.FaultDuration != scenario.Duration(400*time.Millisecond) || lat.FaultDuration2 != 0 {
+		t.Errorf("reply-latency alone: target %q, length %v/%v", lat.FaultTarget, lat.FaultDuration, lat.FaultDuration2)
+	}
+	if pause.FaultTarget != "" || pause.FaultDuration != scenario.Duration(1500*time.Millisecond) || pause.FaultDuration2 != 0 {
+		t.Errorf("pause-holder alone: target %q, length %v/%v, want its own length", pause.FaultTarget, pause.FaultDuration, pause.FaultDuration2)
+	}
+	for _, a := range []scenario.Config{lat, pause} {
+		if _, err := runner.Resolve(a); err != nil {
+			t.Errorf("%v alone does not resolve: %v", a.Faults, err)
+		}
+	}
+	if strings.Join(sizes, "; ") != "latency 400ms → 280ms; fault-duration2 1.5s → 1.05s" {
+		t.Errorf("size steps %q: want each fault's own size", sizes)
+	}
+}
+
+// TestPairCoverageAndCapsule: a pair's trials get their own coverage
+// entry with both lengths, and a capsule of a pair replays it as a suite.
+func TestPairCoverageAndCapsule(t *testing.T) {
+	k := Knobs{Fault: "reply-latency", Fault2: "pause-holder", FaultLen: 0.3, FaultLen2: 1.5, Hold: 0.2, Clients: 2, Keys: 1}
+	cov := coverage([]Trial{{Knobs: k, Strikes: []Strike{{Moment: "grant", Effect: checker.Effective}}}},
+		[]faults.Fault{mustFault(t, "reply-latency"), mustFault(t, "pause-holder")})
+	if len(cov) != 3 || cov[2].Fault != "reply-latency+pause-holder" || cov[2].Trials != 1 || cov[2].FaultLen2 == nil ||
+		*cov[2].FaultLen2 != [2]float64{1.5, 1.5} || cov[0].Trials != 0 {
+		t.Fatalf("coverage %+v", cov)
+	}
+	base := scenario.Defaults()
+	base.Impl = "redis-single"
+	cfg := k.Config(base, 1)
+	rep := &Report{Impl: "redis-single", Found: &Finding{Config: cfg, Seeds: []int64{1, 2}, Failed: []int64{1, 2}}}
+	data, err := Capsule(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := suite.Parse("capsule.yaml", data)
+	if err != nil {
+		t.Fatalf("capsule does not parse: %v\n%s", err, data)
+	}
+	got := f.Scenarios[0].Runs[0]
+	if !slices.Equal(got.Config.Faults, []string{"reply-latency+pause-holder"}) || got.FaultDuration2 != cfg.FaultDuration2 || len(got.Faults) != 2 {
+		t.Fatalf("capsule lost the pair: %+v\n%s", got.Config, data)
+	}
+}
+
+// TestCandidatesSplitPairs: a pair given to explore searches its two
+// faults, which the search pairs itself.
+func TestCandidatesSplitPairs(t *testing.T) {
+	base := scenario.Defaults()
+	base.Impl = "redis-single"
+	fs, _, err := candidateFaults(base, []string{"latency+pause-holder"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fs) != 2 || fs[0].Name() != "latency" || fs[1].Name() != "pause-holder" {
+		t.Fatalf("candidates %v, want latency and pause-holder", fs)
+	}
+}
+
+// TestPageShowsPairs: explore.html renders a pair's coverage with both
+// lengths.
+func TestPageShowsPairs(t *testing.T) {
+	dir := t.TempDir()
+	k := Knobs{Fault: "reply-latency", Fault2: "pause-holder", FaultLen: 0.3, FaultLen2: 1.5, Hold: 0.2, Clients: 2, Keys: 1}
+	rep := &Report{Impl: "redis-single", PairShare: pairShare, Dir: dir, Trials: []Trial{{N: 1, Knobs: k}}}
+	rep.Coverage = coverage(rep.Trials, nil)
+	if err := write(rep, Options{Out: dir}); err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, ReportHTML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"reply-latency&#43;pause-holder", "0.30–0.30 and 1.50–1.50", "paired (a+b, both faults at once) in 25%"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("explore.html lacks %q", want)
+		}
 	}
 }

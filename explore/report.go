@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/locktest/locktest/faults"
 	"github.com/locktest/locktest/reports"
 	"github.com/locktest/locktest/scenario"
 )
@@ -36,6 +37,7 @@ var page = template.Must(template.New("explore").Funcs(template.FuncMap{
 	},
 	"rel":       func(path string) string { return path }, // replaced per exploration in write
 	"classText": reports.LeaseClassText,
+	"pctf":      func(x float64) float64 { return 100 * x },
 }).Parse(pageTmpl))
 
 // write writes the capsule (if something was found), explore.json and
@@ -122,7 +124,7 @@ func Capsule(rep *Report) ([]byte, error) {
 		len(f.Failed), len(f.Seeds), rate, len(replaySeeds))
 	fmt.Fprintf(&b, "# with chance %.4f; it expects the loss in any one of them. Replay: locktest suite run %s\n", miss, CapsuleFile)
 	fmt.Fprintf(&b, "name: explore-%s\nscenarios:\n", rep.Impl)
-	fmt.Fprintf(&b, "  - name: %s-%s-explored\n", rep.Impl, strings.Join(f.Config.Faults, "-"))
+	fmt.Fprintf(&b, "  - name: %s-%s-explored\n", rep.Impl, strings.Join(faults.MemberNames(f.Config.Faults), "-"))
 	keys := make([]string, 0, len(settings))
 	for k := range settings {
 		keys = append(keys, k)
@@ -214,10 +216,15 @@ func Print(w io.Writer, rep *Report) {
 				ms = append(ms, fmt.Sprintf("%s %d (%d effective)", m, mc.Strikes, mc.Effective))
 			}
 			fmt.Fprintf(w, "  %-20s %2d trials, %3d strikes: %s\n", c.Fault, c.Trials, c.Strikes, strings.Join(ms, ", "))
-			fmt.Fprintf(w, "  %-20s length %.2f–%.2f×TTL, hold %.2f–%.2f×TTL, clients %d–%d, keys %d–%d, targets %s\n",
-				"", c.FaultLen[0], c.FaultLen[1], c.Hold[0], c.Hold[1], c.Clients[0], c.Clients[1], c.Keys[0], c.Keys[1],
+			length := fmt.Sprintf("%.2f–%.2f", c.FaultLen[0], c.FaultLen[1])
+			if c.FaultLen2 != nil {
+				length += fmt.Sprintf(" and %.2f–%.2f", c.FaultLen2[0], c.FaultLen2[1])
+			}
+			fmt.Fprintf(w, "  %-20s length %s×TTL, hold %.2f–%.2f×TTL, clients %d–%d, keys %d–%d, targets %s\n",
+				"", length, c.Hold[0], c.Hold[1], c.Clients[0], c.Clients[1], c.Keys[0], c.Keys[1],
 				strings.Join(c.Targets, ","))
 		}
+		fmt.Fprintf(w, "  pairs (a+b strike together) were %.0f%% of the fresh draws of a fault that has a partner\n", 100*rep.PairShare)
 	}
 	if n := rep.Unjudged(); n > 0 && !rep.Unknown() {
 		fmt.Fprintf(w, "unknown   %d of %d trials could not be judged (their runs say why)\n", n, len(rep.Trials))

@@ -82,7 +82,7 @@ func (t Trial) controlNote() string {
 
 // withoutFault is c with no fault: the control run.
 func withoutFault(c scenario.Config) scenario.Config {
-	c.Faults, c.FaultTarget, c.FaultMoment = []string{faults.None}, "", ""
+	c.Faults, c.FaultTarget, c.FaultMoment, c.FaultDuration2 = []string{faults.None}, "", "", 0
 	return c
 }
 
@@ -148,6 +148,9 @@ type Report struct {
 	Budget  float64           `json:"budget_s"`
 	Elapsed float64           `json:"elapsed_s"`
 	Trials  []Trial           `json:"trials"`
+	// PairShare is the share of fresh draws that paired their fault with
+	// another striking together with it, where the fault had a partner.
+	PairShare float64 `json:"pair_share"`
 	// Rejected counts drawn points refused before running, by reason.
 	Rejected map[string]int  `json:"rejected,omitempty"`
 	Coverage []FaultCoverage `json:"coverage"`
@@ -183,7 +186,7 @@ func Explore(ctx context.Context, o Options) (*Report, error) {
 		return nil, fmt.Errorf("create explore dir: %w", err)
 	}
 	rep := &Report{Impl: o.Base.Impl, Workload: o.Base.Workload, Seed: o.Seed, Skipped: skipped,
-		Budget: o.Budget.Seconds(), Rejected: map[string]int{}, Dir: o.Out}
+		Budget: o.Budget.Seconds(), Rejected: map[string]int{}, Dir: o.Out, PairShare: pairShare}
 	for _, f := range fs {
 		rep.Faults = append(rep.Faults, f.Name())
 	}
@@ -205,6 +208,7 @@ func Explore(ctx context.Context, o Options) (*Report, error) {
 	// Faults are tried in a seeded order, each once, then by promise.
 	rng.Shuffle(len(fs), func(i, j int) { fs[i], fs[j] = fs[j], fs[i] })
 	pick := newBandit(fs)
+	pairable := partners(fs)
 	for n := 1; time.Now().Before(deadline) && ctx.Err() == nil; n++ {
 		f := pick.next()
 		t := Trial{N: n, Origin: "fresh", Seed: rng.Int64N(1 << 31)}
@@ -215,7 +219,11 @@ func Explore(ctx context.Context, o Options) (*Report, error) {
 		if b, ok := best[f.Name()]; ok && b.score() > 0 && rng.IntN(5) < 3 {
 			t.Knobs, t.Origin = mutate(rng, b.Knobs, f, design.Roles, design.Checkpoints, hi), fmt.Sprintf("mutated from t%d", b.N)
 		} else {
-			t.Knobs = fresh(rng, f, design.Roles, design.Checkpoints, hi)
+			var g faults.Fault
+			if ps := pairable[f]; len(ps) > 0 && rng.Float64() < pairShare {
+				g = ps[rng.IntN(len(ps))]
+			}
+			t.Knobs = fresh(rng, f, g, design.Roles, design.Checkpoints, hi)
 		}
 		if underLease {
 			t.Knobs = t.Knobs.underLease()
@@ -223,7 +231,7 @@ func Explore(ctx context.Context, o Options) (*Report, error) {
 		// Under the lease the runner's warnings (a pause that cannot
 		// outlive the lease, a delay that lands inside it) describe every
 		// point on purpose: only refusals stop a draw there.
-		cfg, reason := t.Knobs.resolve(o.Base, t.Seed, filepath.Join(o.Out, "runs"), fmt.Sprintf("t%03d-%s", n, f.Name()), !underLease)
+		cfg, reason := t.Knobs.resolve(o.Base, t.Seed, filepath.Join(o.Out, "runs"), fmt.Sprintf("t%03d-%s", n, t.Knobs.item()), !underLease)
 		if reason != "" {
 			rep.Rejected[numbers.ReplaceAllString(reason, "N")]++
 			// A fault none of whose draws can run must not hold the
@@ -374,13 +382,15 @@ func (t *Trial) run(ctx context.Context, cfg runner.Resolved) {
 	}
 }
 
-// candidateFaults returns the faults to search: those named, or every
-// fault that applies to the design and workload, each checked by the
-// runner with its default settings. Faults the runner refuses here are
-// skipped with the reason.
+// candidateFaults returns the faults to search: those named (a pair's
+// two, which the search then pairs as it pairs any), or every fault that
+// applies to the design and workload, each checked by the runner with its
+// default settings. Faults the runner refuses here are skipped with the
+// reason.
 func candidateFaults(base scenario.Config, names []string) ([]faults.Fault, map[string]string, error) {
 	skipped := map[string]string{}
 	all := len(names) == 0
+	names = faults.MemberNames(names)
 	if all {
 		for _, f := range faults.All() {
 			if !f.Traits().Inert {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/locktest/locktest/checker"
@@ -51,7 +52,8 @@ type ShrinkStep struct {
 }
 
 // shrink makes the failing trial's scenario smaller one step at a time:
-// a shorter run, fewer clients, one key, a smaller fault. A step is kept
+// a shorter run, one fault of a pair alone, fewer clients, one key, a
+// smaller fault. A step is kept
 // only when the smaller scenario still fails in all but at most one of
 // the judging seeds, so the capsule replays.
 func shrink(ctx context.Context, o Options, t Trial) *Finding {
@@ -193,6 +195,13 @@ func smaller(c scenario.Config) []candidate {
 		h := (d / 2).Round(time.Second)
 		add(fmt.Sprintf("duration %s → %s", d, h), func(n *scenario.Config) { n.Duration = scenario.Duration(h) })
 	}
+	// One fault of a pair alone: then the pair was not needed.
+	if len(c.Faults) == 1 {
+		if ms := faults.Members(c.Faults[0]); len(ms) == 2 {
+			add(fmt.Sprintf("%s alone (drop %s)", ms[0], ms[1]), func(n *scenario.Config) { alone(n, ms[0], false) })
+			add(fmt.Sprintf("%s alone (drop %s)", ms[1], ms[0]), func(n *scenario.Config) { alone(n, ms[1], true) })
+		}
+	}
 	if c.Clients > 2 {
 		add(fmt.Sprintf("clients %d → 2", c.Clients), func(n *scenario.Config) { n.Clients = 2 })
 	}
@@ -203,12 +212,21 @@ func smaller(c scenario.Config) []candidate {
 	if c.Keys > 1 {
 		add(fmt.Sprintf("keys %d → 1", c.Keys), func(n *scenario.Config) { n.Keys = 1 })
 	}
-	// The fault's size (faults.SetSize); with several faults, their length.
+	// The fault's size (faults.SetSize), each of a pair's; with several
+	// faults, their length.
 	if len(c.Faults) == 1 {
-		if f, err := faults.Lookup(c.Faults[0]); err == nil {
+		for i, name := range faults.Members(c.Faults[0]) {
+			f, err := faults.Lookup(name)
+			if err != nil {
+				continue
+			}
 			if d := faults.SizeOf(c, f); d >= 20*time.Millisecond {
 				s := (d * 7 / 10).Round(time.Millisecond)
-				add(fmt.Sprintf("%s %s → %s", faults.SizeSetting(f), d, s), func(n *scenario.Config) { faults.SetSize(n, f, s) })
+				setting := faults.SizeSetting(f)
+				if setting == "fault-duration" && i == 1 {
+					setting = "fault-duration2" // a pair's second's own length
+				}
+				add(fmt.Sprintf("%s %s → %s", setting, d, s), func(n *scenario.Config) { faults.SetSize(n, f, s) })
 			}
 		}
 	} else if d := time.Duration(c.FaultDuration); d >= 20*time.Millisecond {
@@ -216,4 +234,25 @@ func smaller(c scenario.Config) []candidate {
 		add(fmt.Sprintf("fault-duration %s → %s", d, s), func(n *scenario.Config) { n.FaultDuration = scenario.Duration(s) })
 	}
 	return out
+}
+
+// alone makes the pair of c its fault name alone, with that fault's own
+// length (second: it was the pair's second, which lasted FaultDuration2),
+// target and checkpoint.
+func alone(c *scenario.Config, name string, second bool) {
+	if second {
+		c.FaultDuration = c.FaultDuration2
+	}
+	c.Faults, c.FaultDuration2 = []string{name}, 0
+	if spec := c.FaultTarget; strings.Contains(spec, "=") { // fault=target,…
+		c.FaultTarget = ""
+		for _, ft := range strings.Split(spec, ",") {
+			if f, t, _ := strings.Cut(ft, "="); f == name {
+				c.FaultTarget = t
+			}
+		}
+	}
+	if f, err := faults.Lookup(name); err == nil && !f.Traits().AtCheckpoint {
+		c.Checkpoint = ""
+	}
 }

@@ -23,8 +23,8 @@ func (clientClockSkew) Description() string {
 }
 func (clientClockSkew) Traits() Traits {
 	return Traits{Aim: history.AimHolder, Targets: ClientTargets | HolderTarget, Target: "client",
-		Servers: ServersUntouched,
-		Size:    Size{Setting: "clock-delta", Sweeps: []Vary{VaryClock, VaryRate}, Moment: MomentGrant},
+		Servers: ServersUntouched, Seizes: SeizeClientClock,
+		Size: Size{Setting: "clock-delta", Sweeps: []Vary{VaryClock, VaryRate}, Moment: MomentGrant},
 		Warn: func(c scenario.Config, _ Target) []string {
 			delta, hold, ttl := time.Duration(c.ClockDelta).Abs(), time.Duration(c.HoldMax), time.Duration(c.TTL)
 			if c.ClockRate != 1 || delta+hold >= ttl {

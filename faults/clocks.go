@@ -25,7 +25,7 @@ type serverClock struct{ name string }
 func (f serverClock) Name() string { return f.name }
 
 func (f serverClock) Traits() Traits {
-	return Traits{Aim: history.AimClocks, Targets: NodeTargets, Target: "node", ServerClocks: true,
+	return Traits{Aim: history.AimClocks, Targets: NodeTargets, Target: "node", ServerClocks: true, Seizes: SeizeServerClocks,
 		Size: Size{Setting: "clock-delta", Sweeps: []Vary{VaryClock}, Moment: MomentGrant, Target: TargetLockServers},
 		Warn: warnClockJump(f.name)}
 }

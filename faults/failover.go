@@ -42,7 +42,7 @@ func (failover) Description() string {
 // Traits: it cuts the clients from the Sentinels (links), tells Sentinel
 // to fail over and freezes the old primary.
 func (failover) Traits() Traits {
-	return Traits{Aim: history.AimServers, Links: true,
+	return Traits{Aim: history.AimServers, Links: true, OwnSchedule: true,
 		Warn: func(c scenario.Config, _ Target) []string {
 			// Clients stay on the old primary, frozen after its last
 			// grant, until a request to it times out.

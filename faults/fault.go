@@ -86,6 +86,11 @@ type Env struct {
 	// (Traits.AtCheckpoint) stops a client: --checkpoint, or the design's
 	// first.
 	Checkpoint string
+	// Pair, when set, makes each strike of the fault begin together with
+	// its partner's in a pair (--fault a+b); nil: its own schedule.
+	Pair *Pairing
+	// strike is the pair's current strike, nil outside a pair.
+	strike *pairStrike
 }
 
 // Clients is the coordinator's handle on the worker processes. A client
@@ -151,13 +156,12 @@ type hit struct {
 }
 
 // every is the schedule most faults share: a seeded quiet time, the lock
-// moment if one is set, then one hit for Duration, healed, until ctx ends. strike puts the fault in
-// effect, or fails having changed nothing.
+// moment if one is set, then one hit for Duration, healed, until ctx ends;
+// in a pair, the quiet time and the moment are its first fault's and both
+// strike together (Env.next). strike puts the fault in effect, or fails
+// having changed nothing.
 func every(ctx context.Context, env *Env, fault string, strike func(ctx context.Context) (hit, error)) error {
-	for env.Wait(ctx) {
-		if !env.align(ctx) {
-			return nil // the run ended while waiting for the moment
-		}
+	for env.next(ctx) {
 		h, err := strike(ctx)
 		if err != nil {
 			if ctx.Err() != nil {

@@ -22,7 +22,8 @@ func (killHolder) Description() string {
 	return "SIGKILL the client holding the lock, restart it after the fault duration; measures the time to the next acquire"
 }
 func (killHolder) Traits() Traits {
-	return Traits{Aim: history.AimHolder, Targets: HolderTarget, Target: "holder", Servers: ServersUntouched}
+	return Traits{Aim: history.AimHolder, Targets: HolderTarget, Target: "holder", Servers: ServersUntouched,
+		Seizes: SeizeClientProcess}
 }
 func (killHolder) Applies(impls.Design, Workload) error { return nil }
 

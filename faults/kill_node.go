@@ -23,7 +23,7 @@ func (killNode) Description() string {
 	return "SIGKILL servers, restart them after the fault duration (with their data only under --persist)"
 }
 func (killNode) Traits() Traits {
-	return Traits{Aim: history.AimServers, Targets: NodeTargets, Target: "node"}
+	return Traits{Aim: history.AimServers, Targets: NodeTargets, Target: "node", Seizes: SeizeServerProcess}
 }
 func (killNode) Applies(impls.Design, Workload) error { return nil }
 

@@ -41,7 +41,7 @@ type pauseAt struct {
 // strike: a sweep's lock moment on top would only delay it.
 func (f pauseAt) Traits() Traits {
 	return Traits{Aim: history.AimWaiter, Servers: ServersUntouched, AtCheckpoint: f.point == "",
-		Size: Size{Sweeps: []Vary{VaryPause}, Moment: MomentAny}, Warn: f.warn}
+		Size: Size{Sweeps: []Vary{VaryPause}, Moment: MomentAny}, Seizes: SeizeClientProcess, Warn: f.warn}
 }
 
 func (f pauseAt) Name() string        { return f.name }

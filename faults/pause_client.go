@@ -13,7 +13,7 @@ import (
 func init() {
 	Register(&pauseClient{"pause-client", "SIGSTOP a client process for the fault duration, then SIGCONT (a stop-the-world pause)",
 		Traits{Aim: history.AimHolder, Targets: ClientTargets | HolderTarget, Target: "client",
-			Servers: ServersUntouched,
+			Servers: ServersUntouched, Seizes: SeizeClientProcess,
 			// It hits a random client by default, usually a waiter: a
 			// sweep aims it at the grant's holder so every strike can matter.
 			Size: Size{Sweeps: []Vary{VaryPause, VaryLockDelay}, Moment: MomentGrant, Target: "holder"},

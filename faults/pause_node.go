@@ -20,7 +20,7 @@ func (pauseNode) Description() string {
 	return "SIGSTOP servers for the fault duration, then SIGCONT"
 }
 func (pauseNode) Traits() Traits {
-	return Traits{Aim: history.AimServers, Targets: NodeTargets, Target: "node", Servers: ServersSignalled,
+	return Traits{Aim: history.AimServers, Targets: NodeTargets, Target: "node", Servers: ServersSignalled, Seizes: SeizeServerProcess,
 		Size: Size{Sweeps: []Vary{VaryPause}, Moment: MomentGrant}}
 }
 func (pauseNode) Applies(impls.Design, Workload) error { return nil }

@@ -29,7 +29,7 @@ func (f redlockClockJump) Applies(d impls.Design, _ Workload) error {
 // Traits: the split waits for the holder to hold its three reachable
 // nodes before it jumps one clock, so it places its strike itself.
 func (f redlockClockJump) Traits() Traits {
-	return Traits{Aim: history.AimClocks, ServerClocks: true, Links: true,
+	return Traits{Aim: history.AimClocks, ServerClocks: true, Links: true, OwnSchedule: true,
 		Size: Size{Setting: "clock-delta", Sweeps: []Vary{VaryClock}, Moment: MomentAny},
 		Warn: warnClockJump(f.Name())}
 }

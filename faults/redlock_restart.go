@@ -25,7 +25,7 @@ func (redlockRestart) Description() string {
 // Traits: the split cuts links and waits for the holder's grant, then
 // kills one of its nodes.
 func (redlockRestart) Traits() Traits {
-	return Traits{Aim: history.AimServers, Links: true}
+	return Traits{Aim: history.AimServers, Links: true, OwnSchedule: true}
 }
 
 func (f redlockRestart) Applies(d impls.Design, _ Workload) error { return splitApplies(d, f.Name()) }

@@ -194,6 +194,8 @@ func (e *Env) pickClient(ctx context.Context) (int, error) {
 	switch {
 	case e.Target.Spec == "holder" && e.momentClient >= 0:
 		return e.momentClient, nil
+	case e.Target.Spec == "holder" && e.strike != nil:
+		return e.strike.holderOf(ctx, e) // the holder its partner hits too
 	case e.Target.Spec == "holder":
 		return e.NextHolder(ctx)
 	case e.Target.Spec == "client":

@@ -45,12 +45,32 @@ type Traits struct {
 	AtCheckpoint bool
 	// Size is the fault's magnitude and how sweeps and searches turn it.
 	Size Size
+	// Seizes is what the fault holds alone while it strikes (one of the
+	// Seize constants; "" for nothing): two faults that seize the same
+	// thing cannot make a pair, since one's heal would undo the other's
+	// strike (a SIGCONT ending another's pause).
+	Seizes string
+	// OwnSchedule: its strikes follow steps of their own (a failover waits
+	// for Sentinel), not the shared schedule (every), so it cannot strike
+	// together with another fault in a pair.
+	OwnSchedule bool
 	// Warn says, one line each, under which settings the fault cannot do
 	// what it is for (a pause shorter than the lease proves nothing about
 	// leases), so a run is not read as evidence it cannot give. t is the
 	// fault's target. Nil: no such settings.
 	Warn func(c scenario.Config, t Target) []string
 }
+
+// What faults seize (Traits.Seizes), as a refusal names it.
+const (
+	SeizeClientProcess = "a client process" // SIGSTOP or SIGKILL
+	SeizeServerProcess = "server processes" // SIGSTOP or SIGKILL
+	SeizeServerClocks  = "servers' clocks"  // the clock shim's offset
+	SeizeClientClock   = "a client's clock" // the lock's clock offset and rate
+)
+
+// seizures lists the Seize constants.
+var seizures = []string{"", SeizeClientProcess, SeizeServerProcess, SeizeServerClocks, SeizeClientClock}
 
 // ServerAct is what a fault does to server processes; it decides whether
 // the fault may run against servers the user runs (--servers).
@@ -124,15 +144,20 @@ func SizeSetting(f Fault) string {
 	return "fault-duration"
 }
 
-// SetSize gives the faults of c the magnitude x: the setting that sizes f
+// SetSize gives fault f of c the magnitude x: the setting that sizes f
 // is set to x, and so is the fault's length, which is the size itself or
-// the time the size acts for. This is the one translation from a fault's
-// size to run settings: a search, a sweep and a shrink all go through it,
-// and a caller that needs a longer strike (a sweep's delay lasting past
-// its requests) lengthens FaultDuration afterwards.
+// the time the size acts for: FaultDuration, or FaultDuration2 for the
+// second fault of a pair (Own). This is the one translation from a
+// fault's size to run settings: a search, a sweep and a shrink all go
+// through it, and a caller that needs a longer strike (a sweep's delay
+// lasting past its requests) lengthens FaultDuration afterwards.
 func SetSize(c *scenario.Config, f Fault, x time.Duration) {
 	x = max(x, 10*time.Millisecond)
-	c.FaultDuration = scenario.Duration(x)
+	if Second(*c, f) {
+		c.FaultDuration2 = scenario.Duration(x)
+	} else {
+		c.FaultDuration = scenario.Duration(x)
+	}
 	switch SizeSetting(f) {
 	case "latency":
 		c.Latency, c.Jitter = scenario.Duration(x), min(c.Jitter, scenario.Duration(x))
@@ -141,8 +166,9 @@ func SetSize(c *scenario.Config, f Fault, x time.Duration) {
 	}
 }
 
-// Size returns the magnitude of f that c sets: the value SetSize set.
+// SizeOf returns the magnitude of f that c sets: the value SetSize set.
 func SizeOf(c scenario.Config, f Fault) time.Duration {
+	c = Own(c, f)
 	switch SizeSetting(f) {
 	case "latency":
 		return time.Duration(c.Latency)
@@ -180,6 +206,9 @@ func checkTraits(f Fault) error {
 		return fmt.Errorf("fault %s aims at links but says it never acts on them", f.Name())
 	case t.Inert && (t.Links || t.ServerClocks || t.Servers != ServersUntouched || t.Targets != 0 || t.Aim != history.AimLock):
 		return fmt.Errorf("fault %s is inert but says it acts on something", f.Name())
+	}
+	if !slices.Contains(seizures, t.Seizes) {
+		return fmt.Errorf("fault %s: unknown seizure %q (Traits.Seizes takes a Seize constant)", f.Name(), t.Seizes)
 	}
 	switch t.Size.Setting {
 	case "", "latency", "clock-delta":

@@ -115,6 +115,8 @@ func Set(flag, value string) Option {
 }
 
 // Fault sets the faults to inject (locktest list faults); default none.
+// A name "a+b" is a pair whose two faults strike together (Set
+// "fault-duration2" for the second's length).
 func Fault(names ...string) Option { return Set("fault", strings.Join(names, ",")) }
 
 // Workload sets what each client does (locktest list workloads); default

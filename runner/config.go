@@ -144,15 +144,25 @@ func Resolve(cfg scenario.Config) (Resolved, error) {
 	if cfg.Checkpoint != "" && !slices.Contains(r.Design.Checkpoints, cfg.Checkpoint) {
 		return r, bad("--checkpoint %q: impl %s reaches no such checkpoint; it reaches: %s", cfg.Checkpoint, cfg.Impl, checkpointList(r.Design))
 	}
-	targets, err := parseFaultTargets(cfg.FaultTarget, cfg.Faults)
+	targets, err := parseFaultTargets(cfg.FaultTarget, faults.MemberNames(cfg.Faults))
 	if err != nil {
 		return r, &BadConfigError{err}
 	}
-	for _, name := range cfg.Faults {
-		f, err := faults.Lookup(name)
+	var fs []faults.Fault
+	for _, item := range cfg.Faults {
+		members, err := faults.LookupItem(item)
 		if err != nil {
 			return r, &BadConfigError{err}
 		}
+		fs = append(fs, members...)
+	}
+	paired := len(fs) > len(cfg.Faults)
+	if cfg.FaultDuration2 != 0 && !paired {
+		return r, bad("--fault-duration2 is the length of the second fault of a pair, and --fault %s has no pair (a+b): drop it, or pair two faults",
+			strings.Join(cfg.Faults, ","))
+	}
+	for _, f := range fs {
+		name := f.Name()
 		if err := f.Applies(r.Design, faults.Workload{Name: cfg.Workload, Resource: r.Workload.NeedsResource}); err != nil {
 			return r, bad("fault %s does not apply to impl %s: %v", name, cfg.Impl, err)
 		}
@@ -182,6 +192,9 @@ func Resolve(cfg scenario.Config) (Resolved, error) {
 	if r.FaultDuration == 0 {
 		r.FaultDuration = 2 * r.TTL
 	}
+	if r.FaultDuration2 == 0 && paired {
+		r.FaultDuration2 = r.FaultDuration
+	}
 	if r.ClockDelta == 0 {
 		r.ClockDelta = 2 * r.TTL
 	}
@@ -210,7 +223,7 @@ func Check(cfg scenario.Config) error {
 		{cfg.RetryMin >= 0 && cfg.RetryJitter >= 0, "--retry-min and --retry-jitter must not be negative"},
 		{cfg.HoldMin >= 0 && cfg.HoldMax >= cfg.HoldMin, "--hold-min must be ≥ 0 and ≤ --hold-max"},
 		{cfg.FaultInterval > 0, "--fault-interval must be positive"},
-		{cfg.FaultDuration >= 0, "--fault-duration must not be negative"},
+		{cfg.FaultDuration >= 0 && cfg.FaultDuration2 >= 0, "--fault-duration and --fault-duration2 must not be negative"},
 		{cfg.CheckTimeout > 0, "--check-timeout must be positive"},
 		{cfg.Latency >= 0 && cfg.Jitter >= 0 && cfg.Jitter <= cfg.Latency, "--jitter must be between 0 and --latency"},
 		// NaN fails the comparison; +Inf would pass it and then fail to
@@ -229,13 +242,20 @@ func Check(cfg scenario.Config) error {
 	return nil
 }
 
-// checkFaultList refuses a fault given twice (two schedules of the same
-// fault would race for the same target) and none beside a fault: the run
-// would inject the fault while its name says it has none.
-func checkFaultList(names []string) error {
-	if len(names) == 0 {
+// checkFaultList refuses a fault given twice, alone or in a pair (two
+// schedules of the same fault would race for the same target), none
+// beside a fault (the run would inject the fault while its name says it
+// has none), and what no pair can be by its names (faults.CheckItem).
+func checkFaultList(items []string) error {
+	if len(items) == 0 {
 		return errors.New("give at least one fault, or none")
 	}
+	for _, it := range items {
+		if err := faults.CheckItem(it); err != nil {
+			return err
+		}
+	}
+	names := faults.MemberNames(items)
 	for i, n := range names {
 		if slices.Contains(names[:i], n) {
 			return fmt.Errorf("%s is given twice: give each fault once", n)

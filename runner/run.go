@@ -351,7 +351,8 @@ func (r *run) execute(ctx context.Context) (bool, error) {
 	}
 	r.log.Info("run started", "dir", r.dir, "clients", cfg.Clients, "duration", time.Duration(cfg.Duration))
 
-	// The nemesis: each fault on its own schedule until the duration ends.
+	// The nemesis: each fault on its own schedule, a pair's two on one,
+	// until the duration ends.
 	r.hist.Append(history.Record{Process: history.NemesisProcess, Type: history.RunStart, F: "run",
 		Asked: int64(cfg.Duration), Time: clock.Mono()})
 	// The display times the run from this mark: on disk before it looks.
@@ -365,6 +366,7 @@ func (r *run) execute(ctx context.Context) (bool, error) {
 	lag := watchLag(nctx)
 	var wg sync.WaitGroup
 	faultErrs := make([]error, len(cfg.Faults))
+	sides := pairings(cfg.Config.Faults)
 	for i, f := range cfg.Faults {
 		wg.Add(1)
 		go func() {
@@ -372,6 +374,8 @@ func (r *run) execute(ctx context.Context) (bool, error) {
 			e := *env
 			e.Rand = seed.Stream(cfg.Seed, seed.Faults, i)
 			e.Target = cfg.Targets[i]
+			e.Duration = time.Duration(faults.Own(cfg.Config, f).FaultDuration)
+			e.Pair = sides[i]
 			r.recordFaults(&e, servers, f.Traits().Aim)
 			faultErrs[i] = f.Run(nctx, &e)
 		}()
@@ -399,6 +403,22 @@ func (r *run) execute(ctx context.Context) (bool, error) {
 		return ctx.Err() != nil, err
 	}
 	return ctx.Err() != nil, nil
+}
+
+// pairings gives each fault of the run (items' members in order, as
+// Resolved.Faults holds them) its side of the pair it belongs to, nil for
+// a fault on its own.
+func pairings(items []string) []*faults.Pairing {
+	var out []*faults.Pairing
+	for _, it := range items {
+		if len(faults.Members(it)) == 2 {
+			first, second := faults.Pair()
+			out = append(out, first, second)
+		} else {
+			out = append(out, nil)
+		}
+	}
+	return out
 }
 
 // readyWait bounds how long the run waits for its clients to start: past
@@ -813,7 +833,7 @@ func analyze(dir string, cfg Resolved, write bool, writing func()) (reports.Resu
 	}
 	// The names the run asked for, not the looked-up faults: a stored run
 	// is analyzed without resolving them against a design (LoadRun).
-	res.Health = reports.MeasureHealth(recs, cfg.Config.Faults, cfg.Workload.NeedsResource)
+	res.Health = reports.MeasureHealth(recs, faults.MemberNames(cfg.Config.Faults), cfg.Workload.NeedsResource)
 	var notes []string
 	res.Verdict, notes = res.Health.Judge(res.Verdict)
 	res.Notes = append(res.Notes, notes...)

@@ -173,8 +173,8 @@ func checkStoredNames(run scenario.Stored) error {
 	if impl, ok := reproducedImpl(run.Reproduce); ok && impl != run.Impl {
 		return fmt.Errorf("field impl: %q, but the reproduce command runs --impl %s", run.Impl, impl)
 	}
-	for _, name := range run.Faults {
-		if _, err := faults.Lookup(name); err != nil && !own {
+	for _, item := range run.Faults {
+		if _, err := faults.LookupItem(item); err != nil && !own {
 			return fmt.Errorf("field faults: %v (the run's design %s is this binary's, so its faults are too)", err, run.Impl)
 		}
 	}

@@ -58,6 +58,8 @@ func TestLoadRunChecksConfig(t *testing.T) {
 		{`{"impl":"<script>x</script>","scenario":"s","design":{}}`, `field impl: "<script>x</script>" is not a name a design can have`},
 		{`{"impl":"exec","scenario":"s","design":{}}`, "field exec_cmd: an exec run drives a program"},
 		{`{"impl":"redis-single","scenario":"s","faults":["bogus"]}`, `field faults: unknown fault "bogus"`},
+		{`{"impl":"redis-single","scenario":"s","faults":["latency+latency"]}`, `field faults: faults: latency+latency pairs latency with itself`},
+		{`{"impl":"redis-single","scenario":"s","faults":["kill-node+pause-node"]}`, `field faults: kill-node+pause-node: kill-node and pause-node both seize server processes`},
 	} {
 		dir := t.TempDir()
 		if err := os.WriteFile(filepath.Join(dir, scenario.ConfigFile), []byte(tc.config), 0o644); err != nil {
@@ -75,6 +77,8 @@ func TestLoadRunChecksConfig(t *testing.T) {
 		`{"impl":"my-lock","scenario":"s","faults":["my-fault"],"design":{},"reproduce":"mylock run --impl my-lock"}`,
 		`{"impl":"lib:my-lock","scenario":"s","design":{}}`,
 		`{"impl":"exec","scenario":"s","exec_cmd":"python3 client.py"}`,
+		// A pair, each fault with its own length.
+		`{"impl":"redis-single","scenario":"s","faults":["reply-latency+pause-holder"],"fault_duration2":"1.5s"}`,
 	} {
 		dir := t.TempDir()
 		if err := os.WriteFile(filepath.Join(dir, scenario.ConfigFile), []byte(config), 0o644); err != nil {

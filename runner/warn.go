@@ -2,11 +2,15 @@ package runner
 
 import (
 	"fmt"
+	"regexp"
 	"time"
 
 	"github.com/locktest/locktest/faults"
 	"github.com/locktest/locktest/scenario"
 )
+
+// lengthFlag is the flag of a fault's length in a warning.
+var lengthFlag = regexp.MustCompile(`--fault-duration\b`)
 
 // Warnings says, one line each, where the flags keep a fault from doing
 // what it is for, so that a run is not read as evidence it cannot give (a
@@ -39,7 +43,12 @@ func Warnings(r Resolved) []string {
 			t = r.Targets[i]
 		}
 		if warn := f.Traits().Warn; warn != nil {
-			out = append(out, warn(c, t)...)
+			for _, w := range warn(faults.Own(c, f), t) {
+				if faults.Second(c, f) { // it lasts --fault-duration2
+					w = lengthFlag.ReplaceAllString(w, "--fault-duration2")
+				}
+				out = append(out, w)
+			}
 		}
 	}
 	return out

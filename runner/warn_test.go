@@ -19,6 +19,12 @@ func TestWarnings(t *testing.T) {
 		{"no fault, odd flags", func(c *scenario.Config) { c.FaultDuration, c.Duration, c.Latency, c.Jitter = ms(10), ms(100), 0, 0 }, nil},
 		{"pause shorter than the lease", func(c *scenario.Config) { c.Faults, c.FaultDuration = []string{"pause-holder"}, ms(900) },
 			[]string{"pause-holder: pauses of 900ms plus --hold-max 60ms are shorter than --ttl 1s"}},
+		{"a pair's second pause, its own length shorter than the lease", func(c *scenario.Config) {
+			c.Faults, c.FaultDuration, c.FaultDuration2 = []string{"latency+pause-holder"}, ms(3000), ms(600)
+		}, []string{"pause-holder: pauses of 600ms plus --hold-max 60ms are shorter than --ttl 1s: a client paused just after its grant still has its lease when it resumes; use a --fault-duration2 above --ttl"}},
+		{"a pair's first pause, its own length outliving the lease", func(c *scenario.Config) {
+			c.Faults, c.FaultDuration, c.FaultDuration2 = []string{"pause-holder+latency"}, ms(1500), ms(200)
+		}, nil},
 		{"pause just outlives the lease less a hold", func(c *scenario.Config) { c.Faults, c.FaultDuration = []string{"pause-holder"}, ms(950) }, nil},
 		{"pause-acquire on redlock", func(c *scenario.Config) {
 			c.Impl, c.Faults, c.FaultDuration = "redlock", []string{"pause-acquire"}, ms(500)

@@ -66,6 +66,10 @@ type Config struct {
 	// FaultDuration is how long each fault lasts; 0 means 2×TTL, long
 	// enough to outlive a lease.
 	FaultDuration Duration `json:"fault_duration"`
+	// FaultDuration2 is how long the second fault of a pair ("a+b")
+	// lasts, so that each fault of a pair has its own size; 0 means
+	// FaultDuration.
+	FaultDuration2 Duration `json:"fault_duration2,omitempty"`
 	// FaultTarget aims the faults: one target for all ("majority"), or
 	// per fault ("latency=primary,pause-node=minority"); empty: each
 	// fault's default.

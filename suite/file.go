@@ -351,7 +351,7 @@ func (p parser) scenario(n *yaml.Node, path string, defaults []pair) (*Scenario,
 	// find it and its duration is a limit; run to its end (a fenced design
 	// whose data stays safe), a shorter run would miss more often.
 	if !sc.Expect.needsViolation() && !slices.ContainsFunc(own, func(kv pair) bool { return kv.key.Value == "duration" }) {
-		if d, ok := p.faultDuration(cfg.Faults); ok {
+		if d, ok := p.faultDuration(faults.MemberNames(cfg.Faults)); ok {
 			cfg.Duration = d
 		}
 	}
@@ -359,14 +359,16 @@ func (p parser) scenario(n *yaml.Node, path string, defaults []pair) (*Scenario,
 		node, field := at("faults")
 		return nil, p.errAt(node, field, "give at least one fault, or none (valid: %s)", strings.Join(faults.Names(), ", "))
 	}
-	for _, name := range cfg.Faults {
+	for _, item := range cfg.Faults {
 		node, field := at("faults")
-		fault, err := faults.Lookup(name)
+		members, err := faults.LookupItem(item)
 		if err != nil {
 			return nil, p.errAt(node, field, "%v", err)
 		}
-		if err := fault.Applies(design, faultWorkload(cfg.Workload)); err != nil {
-			return nil, p.errAt(node, field, "fault %s does not apply to impl %s: %v", name, cfg.Impl, err)
+		for _, fault := range members {
+			if err := fault.Applies(design, faultWorkload(cfg.Workload)); err != nil {
+				return nil, p.errAt(node, field, "fault %s does not apply to impl %s: %v", fault.Name(), cfg.Impl, err)
+			}
 		}
 	}
 	cfg.Scenario = sc.Name

@@ -154,7 +154,7 @@ func (p parser) matrix(kv pair, defaults []pair) ([]matrixCell, []pair, error) {
 		return nil, nil, err
 	}
 	faultNames, err := p.matrixNames(*faultPair, faults.Names(), func(name string) error {
-		_, err := faults.Lookup(name)
+		_, err := faults.LookupItem(name) // a fault, or a pair (a+b)
 		return err
 	})
 	if err != nil {
@@ -165,8 +165,8 @@ func (p parser) matrix(kv pair, defaults []pair) ([]matrixCell, []pair, error) {
 	for _, dn := range designs {
 		design, _ := impls.Lookup(dn.Value)
 		for _, fn := range faultNames {
-			fault, _ := faults.Lookup(fn.Value)
-			if fault.Applies(design, faultWorkload(cfg.Workload)) == nil {
+			members, _ := faults.LookupItem(fn.Value)
+			if !slices.ContainsFunc(members, func(f faults.Fault) bool { return f.Applies(design, faultWorkload(cfg.Workload)) != nil }) {
 				applies[fn.Value] = true
 				cells = append(cells, matrixCell{Cell: Cell{Design: dn.Value, Fault: fn.Value}, design: dn, fault: fn})
 			}

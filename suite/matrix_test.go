@@ -12,6 +12,7 @@ import (
 	"github.com/locktest/locktest/history"
 	"github.com/locktest/locktest/impls"
 	"github.com/locktest/locktest/reports"
+	"github.com/locktest/locktest/scenario"
 )
 
 // collider is a fault whose cells' names collide with others':
@@ -159,6 +160,10 @@ func TestMatrixErrors(t *testing.T) {
 			"s.yaml:4: matrix.impl: unknown field (valid: designs, faults, "},
 		{"fault that applies to no design", matrix("designs: [redis-single]", "faults: [none, failover]", "expect: any"),
 			"s.yaml:3: matrix.faults: fault failover applies to none of the matrix's designs"},
+		{"pair one of whose faults applies to no design", matrix("designs: [redis-single]", "faults: [partition+pause-acquire]", "expect: any"),
+			"s.yaml:3: matrix.faults: fault partition+pause-acquire applies to none of the matrix's designs"},
+		{"pair that cannot strike together", matrix("designs: [redis-single]", "faults: [pause-holder+kill-holder]", "expect: any"),
+			"s.yaml:3: matrix.faults: pause-holder+kill-holder: pause-holder and kill-holder both seize a client process"},
 		{"bad setting", matrix("designs: all", "faults: all", "clients: many", "expect: any"),
 			`s.yaml:4: matrix.clients: want a whole number, got "many"`},
 		{"setting the runner refuses", matrix("designs: [etcd]", "faults: all", "clients: 0", "expect: any"),
@@ -187,5 +192,30 @@ func TestMatrixErrors(t *testing.T) {
 				t.Fatalf("error spans lines: %q", err)
 			}
 		})
+	}
+}
+
+// TestMatrixPairs: a pair (a+b) is a fault of the matrix like any other:
+// its cells run both faults together, where both apply.
+func TestMatrixPairs(t *testing.T) {
+	src := `matrix:
+  designs: [redis-single, redlock]
+  faults: [latency+pause-holder, partition+pause-acquire]
+  fault_duration2: 1500ms
+  expect: any
+`
+	f, err := Parse("s.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells := []Cell{{"redis-single", "latency+pause-holder"}, {"redlock", "latency+pause-holder"}, {"redlock", "partition+pause-acquire"}}
+	if !slices.Equal(f.Matrix, cells) {
+		t.Fatalf("cells %v, want %v", f.Matrix, cells)
+	}
+	for _, sc := range f.Scenarios {
+		r := sc.Runs[0]
+		if len(r.Faults) != 2 || r.FaultDuration2 != scenario.Duration(1500*time.Millisecond) {
+			t.Errorf("%s: %d faults, second lasting %v: want the pair, its second 1.5s", sc.Name, len(r.Faults), r.FaultDuration2)
+		}
 	}
 }

@@ -327,3 +327,62 @@ func TestClockFaultNeedsCC(t *testing.T) {
 		t.Fatalf("a store was created: %v", err)
 	}
 }
+
+// TestPairStrikesTogether runs a pair (--fault a+b): every strike starts
+// both faults within moments of each other, on the same holder, each
+// held for its own length (--fault-duration, --fault-duration2) and
+// recorded with its own aim, so efficacy judges each; the reproduce line
+// and config.json keep the pair, and analyze re-checks the stored run.
+// About 8 s: two 3 s runs' worth of start-up and strikes.
+func TestPairStrikesTogether(t *testing.T) {
+	r := locktest(t, "run", "--impl", "redis-single", "--workload", "counter", "--fault", "reply-latency+pause-holder",
+		"--fault-target", "reply-latency=holder", "--fault-moment", "grant", "--clients", "3", "--duration", "4s", "--seed", "3",
+		"--fault-interval", "700ms", "--fault-duration", "250ms", "--fault-duration2", "600ms", "--latency", "250ms", "--jitter", "0s")
+	r.assertNothingLeft(t)
+	if r.code != 0 && r.code != 1 {
+		t.Fatalf("exit %d, want a verdict (0 or 1)", r.code)
+	}
+	res := r.results(t)
+	var lat, pause []history.Fault
+	for _, f := range res.Checks.Faults {
+		switch f.Name {
+		case "reply-latency":
+			lat = append(lat, f)
+		case "pause-holder":
+			pause = append(pause, f)
+		}
+	}
+	if len(lat) == 0 || len(lat) != len(pause) {
+		t.Fatalf("%d reply-latency and %d pause-holder strikes, want as many of each, at least one: %+v", len(lat), len(pause), res.Checks.Faults)
+	}
+	for i := range lat {
+		l, p := lat[i], pause[i]
+		if d := time.Duration(p.Start - l.Start).Abs(); d > 100*time.Millisecond {
+			t.Errorf("strike %d: the faults began %v apart, want together", i, d)
+		}
+		if l.Target != p.Target || l.Moment != "grant" || p.Moment != "grant" {
+			t.Errorf("strike %d: reply-latency on %s at %s, pause-holder on %s at %s: want the same holder at its grant", i, l.Target, l.Moment, p.Target, p.Moment)
+		}
+		if l.Aim != history.AimLinks || p.Aim != history.AimHolder {
+			t.Errorf("strike %d: aims %s and %s, want each fault's own", i, l.Aim, p.Aim)
+		}
+		if !l.Healed || !p.Healed {
+			continue // in effect at the run's end
+		}
+		if dl, dp := time.Duration(l.Stop-l.Start), time.Duration(p.Stop-p.Start); dl > 450*time.Millisecond || dp < 550*time.Millisecond {
+			t.Errorf("strike %d: reply-latency lasted %v (asked 250ms), pause-holder %v (asked 600ms)", i, dl, dp)
+		}
+	}
+	if len(res.Checks.Efficacy) != len(res.Checks.Faults) {
+		t.Errorf("%d efficacy entries for %d strikes", len(res.Checks.Efficacy), len(res.Checks.Faults))
+	}
+	if !strings.Contains(res.Command, "--fault reply-latency+pause-holder") || !strings.Contains(res.Command, "--fault-duration2 600ms") {
+		t.Errorf("reproduce line lacks the pair or its second length: %s", res.Command)
+	}
+	if !slices.Equal(res.Faults, []string{"reply-latency+pause-holder"}) {
+		t.Errorf("results faults %v, want the pair as one item", res.Faults)
+	}
+	if a := locktestIn(t, r.store, "analyze", "--no-report", filepath.Join(r.store, "latest")); a.code != r.code {
+		t.Errorf("analyze of the stored pair run: exit %d, want %d\n%s", a.code, r.code, a.stderr)
+	}
+}
