@@ -54,6 +54,10 @@ type Results struct {
 	// lock servers were the user's (--servers), whose versions locktest
 	// cannot know: the config names their addresses.
 	Servers map[string]string `json:"servers,omitempty"`
+	// Fencing is what the resource node checked fencing tokens on
+	// (reads-writes or writes, Config.Fencing); empty when no critical
+	// section carried a token to it, where the setting changed nothing.
+	Fencing string `json:"fencing,omitempty"`
 }
 
 // Files a run directory holds.

@@ -58,6 +58,7 @@ func TestLoadRunChecksConfig(t *testing.T) {
 		{`{"impl":"<script>x</script>","scenario":"s","design":{}}`, `field impl: "<script>x</script>" is not a name a design can have`},
 		{`{"impl":"exec","scenario":"s","design":{}}`, "field exec_cmd: an exec run drives a program"},
 		{`{"impl":"redis-single","scenario":"s","faults":["bogus"]}`, `field faults: unknown fault "bogus"`},
+		{`{"impl":"redis-single-fenced","scenario":"s","fencing":"reads"}`, `field fencing: fencing: "reads" is not a fencing mode`},
 	} {
 		dir := t.TempDir()
 		if err := os.WriteFile(filepath.Join(dir, scenario.ConfigFile), []byte(tc.config), 0o644); err != nil {
