@@ -15,6 +15,7 @@ import (
 
 	"github.com/locktest/locktest/reports"
 	"github.com/locktest/locktest/scenario"
+	"github.com/locktest/locktest/workloads"
 )
 
 // Files an exploration writes into its directory.
@@ -180,6 +181,9 @@ func Print(w io.Writer, rep *Report) {
 	if f := rep.Found; f != nil {
 		fmt.Fprintf(w, "FOUND     lost updates in trial t%03d after %.0fs: %s\n", f.Trial, rep.FoundAfter, f.Knobs)
 		fmt.Fprintf(w, "class     %s\n", reports.LeaseClassText(f.Class))
+		if n := reports.FencingNote(f.Class, f.Config.Fencing); n != "" {
+			fmt.Fprintf(w, "          %s\n", n)
+		}
 		for _, a := range rep.Also {
 			fmt.Fprintf(w, "also      %s, in trial t%03d: %s\n", reports.LeaseClassText(a.Class), a.N, a.Knobs)
 		}
@@ -205,9 +209,9 @@ func Print(w io.Writer, rep *Report) {
 				ms = append(ms, fmt.Sprintf("%s %d (%d effective)", m, mc.Strikes, mc.Effective))
 			}
 			fmt.Fprintf(w, "  %-20s %2d trials, %3d strikes: %s\n", c.Fault, c.Trials, c.Strikes, strings.Join(ms, ", "))
-			fmt.Fprintf(w, "  %-20s length %.2f–%.2f×TTL, hold %.2f–%.2f×TTL, clients %d–%d, keys %d–%d, targets %s\n",
+			fmt.Fprintf(w, "  %-20s length %.2f–%.2f×TTL, hold %.2f–%.2f×TTL, clients %d–%d, keys %d–%d, targets %s%s\n",
 				"", c.FaultLen[0], c.FaultLen[1], c.Hold[0], c.Hold[1], c.Clients[0], c.Clients[1], c.Keys[0], c.Keys[1],
-				strings.Join(c.Targets, ","))
+				strings.Join(c.Targets, ","), fencingTrials(c.Fencing))
 		}
 	}
 	if rep.HoldCap > 0 {
@@ -220,6 +224,21 @@ func Print(w io.Writer, rep *Report) {
 		fmt.Fprintf(w, "rejected  %d draw(s): %s\n", n, why)
 	}
 	fmt.Fprintf(w, "report    %s\n", filepath.Join(rep.Dir, ReportHTML))
+}
+
+// fencingTrials says how many trials ran with each resource fencing, in
+// FencingModes order; "" when the search drew none.
+func fencingTrials(n map[string]int) string {
+	var out []string
+	for _, f := range workloads.FencingModes {
+		if n[f] > 0 {
+			out = append(out, fmt.Sprintf("%s %d", f, n[f]))
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return ", fencing " + strings.Join(out, " / ")
 }
 
 func sortedMoments(m map[string]*MomentCount) []string {
