@@ -73,7 +73,7 @@ type Result struct {
 // ResourceStats counts what happened to the protected resource.
 type ResourceStats struct {
 	Acknowledged  int    `json:"acknowledged"`  // increments that returned ok
-	Rejected      int    `json:"rejected"`      // writes refused for a stale token
+	Rejected      int    `json:"rejected"`      // sections refused for a stale token: at the write, or the read if fenced
 	Indeterminate int    `json:"indeterminate"` // writes of unknown outcome
 	Final         *int64 `json:"final,omitempty"`
 	// Lost is acknowledged increments minus the final value: updates that

@@ -85,8 +85,11 @@ type counterInput struct {
 
 // counterModel checks the critical sections as atomic increments. Two
 // sections that read the same value cannot both linearize: one update was
-// lost. A write the resource rejected (stale fencing token) is a fail op and
-// never reaches the model. A write of unknown outcome may have happened, but
+// lost. A write the resource rejected (stale fencing token), or a read it
+// rejected when it fences reads too, is a fail op that wrote nothing, and
+// never reaches the model. The model needs no fencing of its own: whether
+// the resource checked reads or only writes changes which sections it
+// refuses, not what an accepted one did. A write of unknown outcome may have happened, but
 // only atomically; if it landed on a value it did not read, the final read
 // exposes it.
 var counterModel = porcupine.NondeterministicModel{

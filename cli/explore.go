@@ -37,9 +37,12 @@ its coverage: not a proof of safety), 2 when not one trial could be judged,
 	// knobs the search turns (clients, holds, fault lengths…) are not
 	// flags here.
 	bindSettings(cmd, &base, map[string]string{
-		"fault": "faults to search, or all (default: every fault that applies to the design)",
-	}, "impl", "exec-cmd", "exec-servers", "exec-checkpoints", "workload", "fault", "ttl", "backend", "store")
+		"fault":   "faults to search, or all (default: every fault that applies to the design)",
+		"fencing": "keep the resource's fencing at reads-writes or writes (default: each trial draws one, when the design hands the resource tokens)",
+	}, "impl", "exec-cmd", "exec-servers", "exec-checkpoints", "workload", "fencing", "fault", "ttl", "backend", "store")
 	fs := cmd.Flags()
+	// Unset, the search draws the fencing: run's default is none here.
+	fs.Lookup("fencing").DefValue = ""
 	fs.Var(&budget, "budget", "how long to search before reporting coverage")
 	fs.Var(&shrinkBudget, "shrink-budget", "how long to shrink a violation once found")
 	fs.IntVar(&o.ShrinkSeeds, "shrink-seeds", o.ShrinkSeeds, "seeds that judge each shrink step (kept if all but one fail)")
@@ -63,6 +66,7 @@ its coverage: not a proof of safety), 2 when not one trial could be judged,
 			faultList = nil
 		}
 		o.Base, o.Faults, o.Progress = base, faultList, stdout
+		o.KeepFencing = cmd.Flags().Changed("fencing")
 		o.Budget, o.ShrinkBudget = time.Duration(budget), time.Duration(shrinkBudget)
 		if o.Out == "" {
 			o.Out = filepath.Join(base.Store, "explore", base.Impl, time.Now().Format("20060102T150405"))

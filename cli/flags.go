@@ -83,6 +83,7 @@ var settingCompletions = map[string]cobra.CompletionFunc{
 	"impl":              completeNames(designs),
 	"exec-servers":      completeNames(func() []cobra.Completion { return append(designs(), "none") }),
 	"workload":          completeNames(workloadNames),
+	"fencing":           completeNames(func() []cobra.Completion { return workloads.FencingModes }),
 	"fault":             completeList(faultNames),
 	"fault-moment":      completeNames(func() []cobra.Completion { return faults.Moments }),
 	"backend":           completeNames(cluster.BackendNames),

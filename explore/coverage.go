@@ -27,6 +27,9 @@ type FaultCoverage struct {
 	Keys      [2]int      `json:"keys"`
 	Targets   []string    `json:"targets"`
 	IOLong    int         `json:"io_long_trials"`
+	// Fencing counts trials per resource fencing the search drew (none
+	// when it had no choice to make: fencingsOf).
+	Fencing map[string]int `json:"fencing_trials,omitempty"`
 }
 
 // MomentCount is the strikes at one lock moment.
@@ -89,6 +92,12 @@ func coverage(trials []Trial, fs []faults.Fault) []FaultCoverage {
 			}
 			if k.IOLong {
 				c.IOLong++
+			}
+			if k.Fencing != "" {
+				if c.Fencing == nil {
+					c.Fencing = map[string]int{}
+				}
+				c.Fencing[k.Fencing]++
 			}
 			for _, s := range t.Strikes {
 				m := s.Moment

@@ -14,6 +14,7 @@ import (
 	"github.com/locktest/locktest/scenario"
 	"github.com/locktest/locktest/seed"
 	"github.com/locktest/locktest/suite"
+	"github.com/locktest/locktest/workloads"
 )
 
 func mustFault(t *testing.T, name string) faults.Fault {
@@ -143,7 +144,7 @@ func TestCoverageCounts(t *testing.T) {
 	trials := []Trial{
 		{Knobs: Knobs{Fault: "pause-holder", FaultLen: 0.5, Hold: 0.2, Clients: 2, Keys: 1, Target: "holder"}, Result: checker.Valid,
 			Strikes: []Strike{{Moment: "grant", Effect: checker.Effective}, {Moment: "grant", Effect: checker.NoEffect}}},
-		{Knobs: Knobs{Fault: "pause-holder", FaultLen: 3, Hold: 1, Clients: 6, Keys: 3}, Result: checker.Valid,
+		{Knobs: Knobs{Fault: "pause-holder", FaultLen: 3, Hold: 1, Clients: 6, Keys: 3, Fencing: workloads.FenceWrites}, Result: checker.Valid,
 			Strikes: []Strike{{Moment: "", Effect: checker.Disturbed}}},
 		{Knobs: Knobs{Fault: "other"}, Strikes: []Strike{{Moment: "grant", Effect: checker.Effective}}},
 	}
@@ -158,6 +159,64 @@ func TestCoverageCounts(t *testing.T) {
 	}
 	if strings.Join(c.Targets, ",") != "default,holder" {
 		t.Fatalf("targets %v", c.Targets)
+	}
+	if len(c.Fencing) != 1 || c.Fencing[workloads.FenceWrites] != 1 {
+		t.Fatalf("fencing trials %v, want writes 1 (a trial that drew none counts in neither)", c.Fencing)
+	}
+}
+
+// TestFencingKnob: a search draws the resource's fencing only where the
+// workload's data is on the resource node and the design may take tokens
+// to it; a drawn fencing reaches the run, its reproduce command and the
+// capsule.
+func TestFencingKnob(t *testing.T) {
+	cases := []struct {
+		impl, workload string
+		draws          bool
+	}{
+		{"redis-single-fenced", "counter", true},
+		{"etcd-fenced", "counter", true},
+		{"exec", "counter", true}, // a program's tokens are known only once it runs
+		{"redis-single", "counter", false},
+		{"etcd-txn", "counter", false}, // guarded transactions, no resource node
+		{"redis-single-fenced", "mutex", false},
+	}
+	for _, tc := range cases {
+		c := scenario.Config{Impl: tc.impl}
+		if tc.impl == "exec" {
+			c.ExecCmd, c.ExecServers = "true", "redis-single"
+		}
+		d, err := runner.LookupDesign(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fencingsOf(d, tc.workload); (len(got) == 2) != tc.draws {
+			t.Errorf("%s with %s: fencings %v, want drawn: %v", tc.impl, tc.workload, got, tc.draws)
+		}
+	}
+	base := scenario.Defaults()
+	base.Impl = "redis-single-fenced"
+	k := fresh(seed.Stream(1, seed.Explore, 0), mustFault(t, "pause-holder"), nil, nil, nil, holdRange[1])
+	k.Fencing = workloads.FenceWrites
+	c := k.Config(base, 3)
+	r, err := runner.Resolve(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Fencing != workloads.FenceWrites || !strings.Contains(r.Command(), "--fencing writes") ||
+		!strings.Contains(k.String(), "fencing=writes") {
+		t.Fatalf("fencing lost: config %q, command %s, knobs %s", r.Fencing, r.Command(), k)
+	}
+	data, err := Capsule(&Report{Impl: base.Impl, Found: &Finding{Config: c, Seeds: []int64{1}, Failed: []int64{1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := suite.Parse("capsule.yaml", data)
+	if err != nil {
+		t.Fatalf("capsule does not parse: %v\n%s", err, data)
+	}
+	if got := f.Scenarios[0].Runs[0].Config.Fencing; got != workloads.FenceWrites {
+		t.Fatalf("capsule runs fencing %q, want writes:\n%s", got, data)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/locktest/locktest/faults"
 	"github.com/locktest/locktest/reports"
 	"github.com/locktest/locktest/scenario"
+	"github.com/locktest/locktest/workloads"
 )
 
 // Files an exploration writes into its directory.
@@ -189,6 +190,9 @@ func Print(w io.Writer, rep *Report) {
 	if f := rep.Found; f != nil {
 		fmt.Fprintf(w, "FOUND     lost updates in trial t%03d after %.0fs: %s\n", f.Trial, rep.FoundAfter, f.Knobs)
 		fmt.Fprintf(w, "class     %s\n", reports.LeaseClassText(f.Class))
+		if n := reports.FencingNote(f.Class, f.Config.Fencing); n != "" {
+			fmt.Fprintf(w, "          %s\n", n)
+		}
 		for _, a := range rep.Also {
 			fmt.Fprintf(w, "also      %s, in trial t%03d: %s\n", reports.LeaseClassText(a.Class), a.N, a.Knobs)
 		}
@@ -220,9 +224,9 @@ func Print(w io.Writer, rep *Report) {
 			if c.FaultLen2 != nil {
 				length += fmt.Sprintf(" and %.2f–%.2f", c.FaultLen2[0], c.FaultLen2[1])
 			}
-			fmt.Fprintf(w, "  %-20s length %s×TTL, hold %.2f–%.2f×TTL, clients %d–%d, keys %d–%d, targets %s\n",
+			fmt.Fprintf(w, "  %-20s length %s×TTL, hold %.2f–%.2f×TTL, clients %d–%d, keys %d–%d, targets %s%s\n",
 				"", length, c.Hold[0], c.Hold[1], c.Clients[0], c.Clients[1], c.Keys[0], c.Keys[1],
-				strings.Join(c.Targets, ","))
+				strings.Join(c.Targets, ","), fencingTrials(c.Fencing))
 		}
 		fmt.Fprintf(w, "  pairs (a+b strike together) were %.0f%% of the fresh draws of a fault that has a partner\n", 100*rep.PairShare)
 	}
@@ -239,6 +243,21 @@ func Print(w io.Writer, rep *Report) {
 		fmt.Fprintf(w, "rejected  %d draw(s): %s\n", n, why)
 	}
 	fmt.Fprintf(w, "report    %s\n", filepath.Join(rep.Dir, ReportHTML))
+}
+
+// fencingTrials says how many trials ran with each resource fencing, in
+// FencingModes order; "" when the search drew none.
+func fencingTrials(n map[string]int) string {
+	var out []string
+	for _, f := range workloads.FencingModes {
+		if n[f] > 0 {
+			out = append(out, fmt.Sprintf("%s %d", f, n[f]))
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return ", fencing " + strings.Join(out, " / ")
 }
 
 func sortedMoments(m map[string]*MomentCount) []string {

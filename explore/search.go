@@ -39,6 +39,9 @@ type Options struct {
 	Out string
 	// Progress gets one line per trial.
 	Progress io.Writer
+	// KeepFencing: the user chose Base.Fencing, and every trial keeps it;
+	// otherwise each trial draws the resource's fencing (fencingsOf).
+	KeepFencing bool
 }
 
 // Trial is one run of the search.
@@ -190,6 +193,10 @@ func Explore(ctx context.Context, o Options) (*Report, error) {
 	for _, f := range fs {
 		rep.Faults = append(rep.Faults, f.Name())
 	}
+	var fencings []string
+	if !o.KeepFencing {
+		fencings = fencingsOf(design, o.Base.Workload)
+	}
 	rng := seed.Stream(o.Seed, seed.Explore, 0)
 	best := map[string]Trial{}
 	// holdHi falls when a violation turns out not to need the fault: the
@@ -218,12 +225,16 @@ func Explore(ctx context.Context, o Options) (*Report, error) {
 		}
 		if b, ok := best[f.Name()]; ok && b.score() > 0 && rng.IntN(5) < 3 {
 			t.Knobs, t.Origin = mutate(rng, b.Knobs, f, design.Roles, design.Checkpoints, hi), fmt.Sprintf("mutated from t%d", b.N)
+			if len(fencings) > 1 && rng.IntN(4) == 0 {
+				t.Knobs.Fencing = pickFencing(rng, fencings)
+			}
 		} else {
 			var g faults.Fault
 			if ps := pairable[f]; len(ps) > 0 && rng.Float64() < pairShare {
 				g = ps[rng.IntN(len(ps))]
 			}
 			t.Knobs = fresh(rng, f, g, design.Roles, design.Checkpoints, hi)
+			t.Knobs.Fencing = pickFencing(rng, fencings)
 		}
 		if underLease {
 			t.Knobs = t.Knobs.underLease()

@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/locktest/locktest/faults"
+	"github.com/locktest/locktest/impls"
 	"github.com/locktest/locktest/scenario"
+	"github.com/locktest/locktest/workloads"
 )
 
 // Knobs is one point of the search space. Lengths are ratios to the TTL:
@@ -39,6 +41,9 @@ type Knobs struct {
 	IOLong  bool `json:"io_long"`
 	Clients int  `json:"clients"`
 	Keys    int  `json:"keys"`
+	// Fencing is what the resource checks tokens on (Config.Fencing): ""
+	// keeps the base's, when the search has no choice (fencingsOf).
+	Fencing string `json:"fencing,omitempty"`
 }
 
 // Ranges of the search, in TTLs where lengths. They are stated in the
@@ -112,6 +117,29 @@ func pickCheckpoint(r *rand.Rand, f faults.Fault, checkpoints []string) string {
 		return ""
 	}
 	return checkpoints[r.IntN(len(checkpoints))]
+}
+
+// fencingsOf lists the resource fencings a search tries: each of them when
+// the workload's data is on the resource node and the design may take
+// tokens to it (a fenced design, or a program whose tokens are not known
+// before it runs), since a lock whose tokens come out of order loses
+// updates only where reads are not fenced (workloads.FenceWrites); none
+// otherwise, where the setting changes nothing.
+func fencingsOf(d impls.Design, workload string) []string {
+	w, err := workloads.Lookup(workload)
+	if err != nil || !w.NeedsResource || d.GuardsWrites || (!d.Fenced && d.Name != impls.ExecName) {
+		return nil
+	}
+	return workloads.FencingModes
+}
+
+// pickFencing draws one of fencings; "" (the base's) when there is no
+// choice.
+func pickFencing(r *rand.Rand, fencings []string) string {
+	if len(fencings) < 2 {
+		return ""
+	}
+	return fencings[r.IntN(len(fencings))]
 }
 
 // fresh draws a new point for fault f, paired with g unless g is nil, in
@@ -256,6 +284,9 @@ func (k Knobs) Config(base scenario.Config, seed int64) scenario.Config {
 	}
 	c.AcquireTimeout = max(c.AcquireTimeout, longest+scenario.Duration(2*ttl))
 	c.Clients, c.Keys, c.Seed = k.Clients, k.Keys, seed
+	if k.Fencing != "" {
+		c.Fencing = k.Fencing
+	}
 	// Quiet time between strikes: at least a TTL and at least a strike, so
 	// the lock recovers between them.
 	c.FaultInterval = max(scenario.Duration(ttl), longest)
@@ -299,6 +330,10 @@ func (k Knobs) String() string {
 	if k.Checkpoint != "" {
 		at = fmt.Sprintf(" checkpoint=%q", k.Checkpoint)
 	}
-	return fmt.Sprintf("%s target=%s moment=%s%s len=%s×TTL hold=%.2f×TTL io=%s clients=%d keys=%d",
-		k.item(), t, k.Moment, at, length, k.Hold, io, k.Clients, k.Keys)
+	fencing := ""
+	if k.Fencing != "" {
+		fencing = " fencing=" + k.Fencing
+	}
+	return fmt.Sprintf("%s target=%s moment=%s%s len=%s×TTL hold=%.2f×TTL io=%s clients=%d keys=%d%s",
+		k.item(), t, k.Moment, at, length, k.Hold, io, k.Clients, k.Keys, fencing)
 }

@@ -59,6 +59,10 @@ type Results struct {
 	// partition the kernel makes ends a lock held by a session, or not,
 	// by them. None in a run checked before they were recorded.
 	Timeouts []Timeout `json:"timeouts,omitempty"`
+	// Fencing is what the resource node checked fencing tokens on
+	// (reads-writes or writes, Config.Fencing); empty when no critical
+	// section carried a token to it, where the setting changed nothing.
+	Fencing string `json:"fencing,omitempty"`
 }
 
 // Timeout is one connection timeout of a run: the client's per-request

@@ -9,6 +9,7 @@ import (
 
 	"github.com/locktest/locktest/checker"
 	"github.com/locktest/locktest/history"
+	"github.com/locktest/locktest/workloads"
 )
 
 // Summary prints the one-screen account of a run: verdicts, counts, lost
@@ -24,8 +25,12 @@ func Summary(w io.Writer, r Results) {
 		if c.Stats.Final != nil {
 			final = fmt.Sprint(*c.Stats.Final)
 		}
-		fmt.Fprintf(w, "resource  %d increments acknowledged, final value %s, %d lost, %d stale writes rejected, %d unknown\n",
-			c.Stats.Acknowledged, final, c.Stats.Lost, c.Stats.Rejected, c.Stats.Indeterminate)
+		fencing := ""
+		if r.Fencing != "" {
+			fencing = "; tokens checked on " + r.Fencing
+		}
+		fmt.Fprintf(w, "resource  %d increments acknowledged, final value %s, %d lost, %d stale writes rejected, %d unknown%s\n",
+			c.Stats.Acknowledged, final, c.Stats.Lost, c.Stats.Rejected, c.Stats.Indeterminate, fencing)
 	}
 	fmt.Fprintf(w, "latency   acquire p50 %.1f ms, p99 %.1f ms; %.1f acquisitions/s; %.1f store commands per acquisition\n",
 		m.AcquireP50Ms, m.AcquireP99Ms, m.Throughput, m.CommandsPerAcquisition)
@@ -87,6 +92,9 @@ func Summary(w io.Writer, r Results) {
 	}
 	if l := c.Lease; l != nil {
 		fmt.Fprintf(w, "lease     %s: %s\n", LeaseClassText(l.Class), l.Why)
+		if n := FencingNote(l.Class, r.Fencing); n != "" {
+			fmt.Fprintf(w, "          %s\n", n)
+		}
 	}
 	if r.Health != nil {
 		fmt.Fprintf(w, "health    %s\n", r.Health.line())
@@ -177,6 +185,16 @@ func recoveryText(rec checker.Recovery) string {
 	default:
 		return fmt.Sprintf("never in the %.1f s the run went on", rec.WatchedMs/1e3)
 	}
+}
+
+// FencingNote qualifies a lease finding made with tokens checked on
+// writes only (workloads.FenceWrites), where fencing was there and did not
+// cure: "" otherwise.
+func FencingNote(c checker.LeaseClass, fencing string) string {
+	if c != checker.BeyondLease || fencing != workloads.FenceWrites {
+		return ""
+	}
+	return "tokens were checked on writes only: a stale holder's write can land between a newer holder's read and its write (--fencing reads-writes refuses it)"
 }
 
 // LeaseClassText says a lease class as the summary and reports do.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/locktest/locktest/checker"
 	"github.com/locktest/locktest/history"
+	"github.com/locktest/locktest/workloads"
 )
 
 // TestFaultEffectsShown: the summary and report.html say, per fault,
@@ -178,5 +179,39 @@ func TestTimeoutsLine(t *testing.T) {
 	Summary(&sum, r)
 	if strings.Contains(sum.String(), "timeouts") {
 		t.Errorf("a run without recorded timeouts:\n%s", sum.String())
+	}
+}
+
+// TestSummaryStatesFencing: the resource line says what the resource
+// checked tokens on when a critical section carried one, and a finding
+// beyond the lease under writes-only fencing says why fencing did not
+// cure it; a run without tokens says nothing of fencing.
+func TestSummaryStatesFencing(t *testing.T) {
+	for _, tc := range []struct {
+		fencing string
+		class   checker.LeaseClass
+		want    []string
+		not     []string
+	}{
+		{workloads.FenceWrites, checker.BeyondLease, []string{"tokens checked on writes\n", "tokens were checked on writes only"}, nil},
+		{workloads.FenceReadsWrites, checker.BeyondLease, []string{"tokens checked on reads-writes\n"}, []string{"tokens were checked"}},
+		{workloads.FenceWrites, checker.InsideLease, []string{"tokens checked on writes\n"}, []string{"tokens were checked"}},
+		{"", checker.BeyondLease, nil, []string{"tokens checked", "tokens were checked"}},
+	} {
+		var r Results
+		r.Verdict, r.DecidedBy, r.Dir, r.Fencing = checker.Invalid, checker.ResourceCheck, t.TempDir(), tc.fencing
+		r.Checks.Lease = &checker.LeaseFinding{Class: tc.class, Why: "why"}
+		var sum bytes.Buffer
+		Summary(&sum, r)
+		for _, w := range tc.want {
+			if !strings.Contains(sum.String(), w) {
+				t.Errorf("fencing %q, %s: summary lacks %q:\n%s", tc.fencing, tc.class, w, sum.String())
+			}
+		}
+		for _, n := range tc.not {
+			if strings.Contains(sum.String(), n) {
+				t.Errorf("fencing %q, %s: summary says %q:\n%s", tc.fencing, tc.class, n, sum.String())
+			}
+		}
 	}
 }

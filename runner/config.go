@@ -124,6 +124,9 @@ func Resolve(cfg scenario.Config) (Resolved, error) {
 	if r.Workload.NeedsRenew && !r.Design.Renews {
 		return r, bad("workload %s renews leases, and impl %s cannot (its Lock is no lock.Renewer)", cfg.Workload, cfg.Impl)
 	}
+	if err := checkFencing(r); err != nil {
+		return r, &BadConfigError{err}
+	}
 	if r.Scenario == "" {
 		r.Scenario = fmt.Sprintf("%s_%s_%s", impls.FileName(cfg.Impl), cfg.Workload, strings.Join(cfg.Faults, "+"))
 	}
@@ -229,6 +232,7 @@ func Check(cfg scenario.Config) error {
 		// NaN fails the comparison; +Inf would pass it and then fail to
 		// be written to config.json.
 		{cfg.ClockRate > 0 && !math.IsInf(cfg.ClockRate, 1), fmt.Sprintf("--clock-rate %v: must be a finite number above 0 (1 is true speed)", cfg.ClockRate)},
+		{workloads.CheckFencing(cfg.Fencing) == nil, fmt.Sprint("--fencing: ", workloads.CheckFencing(cfg.Fencing))},
 		{faults.CheckMoment(cfg.FaultMoment) == nil, fmt.Sprint("--fault-moment: ", faults.CheckMoment(cfg.FaultMoment))},
 		{cluster.CheckBackend(cfg.Backend) == nil, fmt.Sprint("--backend: ", cluster.CheckBackend(cfg.Backend))},
 		{cfg.Store != "", `--store "": give a directory (an empty name would write into the current directory)`},
@@ -238,6 +242,24 @@ func Check(cfg scenario.Config) error {
 		if !c.ok {
 			return errors.New(c.msg)
 		}
+	}
+	return nil
+}
+
+// checkFencing refuses a fencing other than the default where the run has
+// no resource node that checks tokens: it would change nothing while the
+// run's name and config said it did.
+func checkFencing(r Resolved) error {
+	if r.Fencing == workloads.FenceReadsWrites {
+		return nil
+	}
+	switch {
+	case !r.Workload.NeedsResource:
+		return fmt.Errorf("--fencing %s: workload %s protects no resource; give a workload that does (counter)", r.Fencing, r.Workload.Name)
+	case r.Design.GuardsWrites:
+		return fmt.Errorf("--fencing %s: impl %s keeps the data in its own guarded transactions, not on a resource node; drop --fencing", r.Fencing, r.Impl)
+	case !r.Design.Fenced && r.Impl != impls.ExecName:
+		return fmt.Errorf("--fencing %s: impl %s hands out no fencing tokens, so the resource checks none; give a fenced design", r.Fencing, r.Impl)
 	}
 	return nil
 }

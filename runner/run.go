@@ -325,7 +325,7 @@ func (r *run) execute(ctx context.Context) (bool, error) {
 			if err != nil {
 				return false, err
 			}
-			wc.Resource = addr
+			wc.Resource, wc.Fencing = addr, cfg.Fencing
 		}
 		wcs = append(wcs, wc)
 	}
@@ -693,7 +693,7 @@ func (r *run) finalRead(ctx context.Context, resource *cluster.Node, dep impls.D
 	var store workloads.Store
 	switch {
 	case resource != nil:
-		res := workloads.NewResource(resource.Addr(), finalReadTimeout)
+		res := workloads.NewResource(resource.Addr(), finalReadTimeout, r.cfg.Fencing)
 		defer res.Close()
 		store = res
 	case r.cfg.Workload.NeedsResource && r.cfg.Design.GuardsWrites:
@@ -770,6 +770,13 @@ func validHistory(recs []history.Record, cfg scenario.Config) error {
 	return nil
 }
 
+// carriesTokens reports whether some critical section took a fencing
+// token to the resource: only then did the resource's fencing setting
+// (Config.Fencing) decide anything.
+func carriesTokens(recs []history.Record) bool {
+	return slices.ContainsFunc(recs, func(r history.Record) bool { return r.F == history.FIncr && r.Token > 0 })
+}
+
 // analyze checks and, when write, writes the report, calling writing (if
 // set) as it begins to: a check and a report take long enough on a long
 // history that a progress display tells them apart.
@@ -813,6 +820,9 @@ func analyze(dir string, cfg Resolved, write bool, writing func()) (reports.Resu
 	res.Checks = checker.Check(recs, checker.Options{Timeout: time.Duration(cfg.CheckTimeout), TTL: time.Duration(cfg.TTL)})
 	res.Metrics = checker.Measure(recs)
 	res.Verdict = res.Checks.Verdict(cfg.Workload.NeedsResource)
+	if cfg.Workload.NeedsResource && !cfg.Design.GuardsWrites && carriesTokens(recs) {
+		res.Fencing = cfg.Fencing
+	}
 	for _, rec := range recs {
 		if rec.Type == history.ClientFailed {
 			res.BrokenClients++

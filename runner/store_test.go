@@ -60,6 +60,7 @@ func TestLoadRunChecksConfig(t *testing.T) {
 		{`{"impl":"redis-single","scenario":"s","faults":["bogus"]}`, `field faults: unknown fault "bogus"`},
 		{`{"impl":"redis-single","scenario":"s","faults":["latency+latency"]}`, `field faults: faults: latency+latency pairs latency with itself`},
 		{`{"impl":"redis-single","scenario":"s","faults":["kill-node+pause-node"]}`, `field faults: kill-node+pause-node: kill-node and pause-node both seize server processes`},
+		{`{"impl":"redis-single-fenced","scenario":"s","fencing":"reads"}`, `field fencing: fencing: "reads" is not a fencing mode`},
 	} {
 		dir := t.TempDir()
 		if err := os.WriteFile(filepath.Join(dir, scenario.ConfigFile), []byte(tc.config), 0o644); err != nil {

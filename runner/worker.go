@@ -78,6 +78,8 @@ type WorkerConfig struct {
 	// it reports something (faults.Injects is false: the control
 	// run), so the worker writes its messages in batches (lineSink).
 	Batch bool `json:"batch,omitempty"`
+	// Fencing is what the resource checks tokens on (Config.Fencing).
+	Fencing string `json:"fencing,omitempty"`
 }
 
 // message is one line from a worker: a history record, a note that the
@@ -438,7 +440,7 @@ func Worker(in io.Reader, out io.Writer) (retErr error) {
 	case wl.NeedsResource && design.GuardsWrites:
 		return failed(fmt.Errorf("c%d: design %s guards its writes, and its lock is no lock.GuardedStore", cfg.Client, design.Name))
 	case wl.NeedsResource:
-		res := workloads.NewResource(cfg.Resource, cfg.Lock.IOTimeout)
+		res := workloads.NewResource(cfg.Resource, cfg.Lock.IOTimeout, cfg.Fencing)
 		defer res.Close()
 		env.Resource = res
 	}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"time"
+
+	"github.com/locktest/locktest/workloads"
 )
 
 // Duration is a time.Duration that reads and writes as "1.5s", in JSON
@@ -92,6 +94,9 @@ type Config struct {
 	Store        string   `json:"-"`
 	// Scenario names the run in the store; default impl_workload_faults.
 	Scenario string `json:"scenario"`
+	// Fencing is what the protected resource checks fencing tokens on:
+	// workloads.FenceReadsWrites or FenceWrites.
+	Fencing string `json:"fencing"`
 	// ExecCmd is the user's lock program for --impl exec, and ExecServers
 	// the registered design whose servers it talks to (or "none").
 	ExecCmd     string `json:"exec_cmd,omitempty"`
@@ -144,7 +149,7 @@ func Defaults() Config {
 	s := time.Second
 	ms := time.Millisecond
 	return Config{
-		Workload: "counter", Faults: []string{"none"}, Clients: 5, Keys: 1, Seed: 1,
+		Workload: "counter", Fencing: workloads.FenceReadsWrites, Faults: []string{"none"}, Clients: 5, Keys: 1, Seed: 1,
 		Duration: Duration(15 * s), TTL: Duration(s), AcquireTimeout: Duration(5 * s), IOTimeout: Duration(500 * ms),
 		RetryMin: Duration(20 * ms), RetryJitter: Duration(30 * ms), HoldMin: Duration(20 * ms), HoldMax: Duration(60 * ms),
 		FaultInterval: Duration(3 * s), CheckTimeout: Duration(60 * s), Store: "store",

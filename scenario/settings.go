@@ -49,6 +49,7 @@ var Settings = []Setting{
 	{Flag: "servers", Field: "Servers", Arg: "ADDR,...", Help: "lock servers you run, host:port in the design's node order, used instead of starting the design's (link faults reach them through proxies); runs write lock keys: use scratch instances (docs/protocol.md)"},
 	{Flag: "server-pids", Field: "ServerPids", Arg: "PID,...", Incidental: true, Help: "with --servers: their process ids, in the same order, so that pause-node can stop and continue them"},
 	{Flag: "workload", Field: "Workload", Always: true, Help: "what each client does (locktest list workloads)"},
+	{Flag: "fencing", Field: "Fencing", Arg: "MODE", Help: "what the protected resource checks fencing tokens on: reads-writes (each read and write) or writes (writes only, Kleppmann's storage: a read-modify-write can then lose updates, docs/anomalies.md)"},
 	{Flag: "fault", Field: "Faults", Arg: "FAULT,...", Always: true, Help: "faults to inject (locktest list faults); a+b is a pair, whose two faults strike together"},
 	{Flag: "clients", Field: "Clients", Always: true, Help: fmt.Sprintf("number of client processes (at most %d)", MaxClients)},
 	{Flag: "keys", Field: "Keys", Help: fmt.Sprintf("number of lock keys (at most %d)", MaxKeys)},

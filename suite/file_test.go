@@ -193,12 +193,12 @@ func TestParseInapplicableFault(t *testing.T) {
 // own field.
 func TestParseEverySetting(t *testing.T) {
 	values := map[string]string{
-		"impl": "exec", "exec_cmd": "true --fenced", "exec_servers": "redis-single", "workload": "mutex",
+		"impl": "exec", "exec_cmd": "true --fenced", "exec_servers": "redis-single", "workload": "counter",
 		"faults": "pause-holder+latency,pause-at", "clients": "3", "keys": "2", "duration": "4s", "ttl": "700ms",
 		"acquire_timeout": "3s", "io_timeout": "300ms", "retry_min": "10ms", "retry_jitter": "15ms",
 		"hold_min": "5ms", "hold_max": "90ms", "fault_interval": "2s", "fault_duration": "900ms", "fault_duration2": "400ms",
 		"fault_target": "pause-holder=holder", "fault_moment": "grant", "latency": "80ms", "jitter": "20ms", "clock_delta": "-500ms",
-		"clock_rate": "1.5", "persist": "true", "backend": "local", "keep_data": "true", "check_timeout": "20s",
+		"clock_rate": "1.5", "persist": "true", "fencing": "writes", "backend": "local", "keep_data": "true", "check_timeout": "20s",
 		"servers": "127.0.0.1:7000", "server_pids": "4242", "exec_checkpoints": "after-set,before-del", "checkpoint": "before-del",
 		"server_keepalive": "7s", "server_user_timeout": "2.5s", "server_idle_timeout": "1m0s", "server_io_timeout": "9s",
 	}
