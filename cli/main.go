@@ -117,12 +117,15 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		// Runnable, so that a wrong command word is refused with 254
 		// rather than answered with the help and 0.
 		Args: cobra.ArbitraryArgs,
-		RunE: unknownCommand,
+		RunE: runRoot,
 		// The one line Main prints replaces cobra's usage dump.
 		SilenceErrors:      true,
 		SilenceUsage:       true,
 		DisableSuggestions: true,
 	}
+	// --version as well as the version command: the flag is what people
+	// try first.
+	root.Flags().Bool("version", false, "print the build (git revision and time) and the installed servers' versions, as the version command")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetUsageTemplate(usageTemplate)
@@ -181,6 +184,19 @@ func exits(body func(cmd *cobra.Command, args []string) int) func(*cobra.Command
 		}
 		return nil
 	}
+}
+
+// runRoot is the command line with no command word: --version, or a
+// mistake.
+func runRoot(cmd *cobra.Command, args []string) error {
+	if v, _ := cmd.Flags().GetBool("version"); v {
+		if len(args) > 0 {
+			return fmt.Errorf("--version takes no arguments (got %q)", args[0])
+		}
+		printVersion(cmd.OutOrStdout())
+		return nil
+	}
+	return unknownCommand(cmd, args)
 }
 
 // unknownCommand is the body of a command that only groups others (the

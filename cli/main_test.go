@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/locktest/locktest/reports"
 )
 
 // asLocktest, set in a test binary's environment, makes that binary
@@ -54,7 +56,7 @@ func TestHelp(t *testing.T) {
 		{[]string{"compare", "store", "--help"}, []string{"locktest compare [flags] DIR...", "with --run: runs at once"}},
 		{[]string{"analyze", "store/latest", "--help"}, []string{"--check-timeout DURATION", "--no-report"}},
 		{[]string{"help", "completion"}, []string{"bash ", "zsh ", "fish ", "powershell "}},
-		{[]string{"version"}, []string{"locktest  github.com/locktest/locktest ", "go        " + runtime.Version(), "server    redis-server "}},
+		{[]string{"version"}, []string{"locktest  github.com/locktest/locktest\n", "go        " + runtime.Version(), "server    redis-server "}},
 	}
 	for _, tc := range cases {
 		code, out, errs := main(tc.args...)
@@ -76,6 +78,8 @@ func TestHelp(t *testing.T) {
 		{{"help", "run"}, {"run", "--help"}},
 		{{"help", "suite", "run"}, {"suite", "run", "--help"}},
 		{{"help"}, {"--help"}},
+		{{"version"}, {"--version"}},
+		{{"version"}, {"-version"}},
 	} {
 		_, a, _ := main(same[0]...)
 		_, b, _ := main(same[1]...)
@@ -151,6 +155,7 @@ func TestBadArguments(t *testing.T) {
 		{[]string{"images"}, "locktest images: give a command (build)"},
 		{[]string{"version", "--json"}, "locktest version: unknown flag --json"},
 		{[]string{"version", "now"}, `locktest version: takes no arguments (got "now")`},
+		{[]string{"--version", "now"}, `locktest: --version takes no arguments (got "now"); see locktest --help`},
 		{[]string{"completion", "tcsh"}, `locktest completion: unknown command "tcsh" (valid: bash, fish, powershell, zsh)`},
 	}
 	for _, tc := range cases {
@@ -168,5 +173,30 @@ func TestBadArguments(t *testing.T) {
 	// No command at all: the usage, on stderr.
 	if code, out, errs := main(); code != exitBadArgs || out != "" || !strings.Contains(errs, "usage:\n  locktest COMMAND") {
 		t.Errorf("no command: exit %d, stdout %q, stderr %q; want 254 and the usage on stderr", code, out, errs)
+	}
+}
+
+// TestWriteBuild: the version names the revision and its commit time, not
+// "(devel)"; a release keeps its version; a build without a VCS stamp says
+// so and how to get one.
+func TestWriteBuild(t *testing.T) {
+	cases := []struct {
+		name string
+		b    reports.Build
+		want string
+	}{
+		{"checkout", reports.Build{Module: "github.com/locktest/locktest", Version: "(devel)", Revision: "01019b6a", Time: "2026-11-28T05:23:04Z", Go: "go1.26.8"},
+			"locktest  github.com/locktest/locktest\nrevision  01019b6a\ntime      2026-11-28T05:23:04Z\ngo        go1.26.8\n"},
+		{"modified", reports.Build{Module: "m", Version: "(devel)", Revision: "01019b6a", Time: "2026-11-28T05:23:04Z", Modified: true, Go: "go1.26.8"},
+			"locktest  m\nrevision  01019b6a (modified: the checkout had uncommitted changes)\ntime      2026-11-28T05:23:04Z\ngo        go1.26.8\n"},
+		{"release", reports.Build{Module: "m", Version: "v1.2.0", Go: "go1.26.8"},
+			"locktest  m v1.2.0\nrevision  unknown: built without VCS information (build inside a git clone, without -buildvcs=false)\ngo        go1.26.8\n"},
+	}
+	for _, tc := range cases {
+		var b strings.Builder
+		writeBuild(&b, tc.b)
+		if b.String() != tc.want {
+			t.Errorf("%s:\n%s\nwant:\n%s", tc.name, b.String(), tc.want)
+		}
 	}
 }
