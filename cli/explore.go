@@ -49,10 +49,10 @@ a proof of safety), 130 when interrupted, 254 for bad arguments.`,
 		}
 		switch {
 		case budget <= 0 || shrinkBudget < 0:
-			fmt.Fprintln(stderr, "locktest explore: --budget must be positive and --shrink-budget not negative")
+			fmt.Fprintln(stderr, prog+" explore: --budget must be positive and --shrink-budget not negative")
 			return exitBadArgs
 		case o.ShrinkSeeds < 1 || o.ShrinkSeeds > 20:
-			fmt.Fprintln(stderr, "locktest explore: --shrink-seeds must be between 1 and 20")
+			fmt.Fprintln(stderr, prog+" explore: --shrink-seeds must be between 1 and 20")
 			return exitBadArgs
 		}
 		faultList := base.Faults
@@ -71,7 +71,7 @@ a proof of safety), 130 when interrupted, 254 for bad arguments.`,
 		explore.Print(stdout, rep)
 		switch {
 		case rep.Interrupted:
-			fmt.Fprintln(stderr, "locktest: interrupted; every process was stopped")
+			fmt.Fprintln(stderr, prog+": interrupted; every process was stopped")
 			return exitInterrupted
 		case rep.Found != nil:
 			return exitInvalid

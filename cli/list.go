@@ -79,7 +79,7 @@ func list(what string, stdout, stderr io.Writer) int {
 		show("workloads:", wls)
 		show("faults:", fs)
 	default:
-		fmt.Fprintf(stderr, "locktest list: unknown list %q (valid: impls, workloads, faults)\n", what)
+		fmt.Fprintf(stderr, "%s list: unknown list %q (valid: impls, workloads, faults)\n", prog, what)
 		return exitBadArgs
 	}
 	return exitValid

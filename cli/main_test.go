@@ -200,3 +200,22 @@ func TestWriteBuild(t *testing.T) {
 		}
 	}
 }
+
+// TestRenamedHelp: the command tree of a binary with another name gives
+// that name in its usage lines and in the commands its help suggests.
+func TestRenamedHelp(t *testing.T) {
+	var out strings.Builder
+	root := newRoot("mylock", &out, &out)
+	root.SetArgs([]string{"run", "--help"})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"usage:\n  mylock run --impl NAME", "(mylock list impls)", "(mylock images build)"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("mylock run --help lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "locktest list") {
+		t.Errorf("mylock run --help still suggests locktest:\n%s", out.String())
+	}
+}

@@ -81,11 +81,32 @@ func buildOwnBinary(t *testing.T, name string) ownBinary {
 	return b
 }
 
-// TestVersionFromVCS: `--version` and `version` of a binary built in a
+// TestOwnBinary builds a user's binary (about 10 s on an idle machine, a
+// minute or two at load average 30) and checks what it says of itself.
+func TestOwnBinary(t *testing.T) {
+	b := buildOwnBinary(t, "mylock-test")
+	t.Run("version", func(t *testing.T) { checkVersionFromVCS(t, b) })
+	t.Run("name", func(t *testing.T) { checkOwnName(t, b.path) })
+}
+
+// TestRenamedLocktest: the stock binary installed under another name
+// names itself by that name too.
+func TestRenamedLocktest(t *testing.T) {
+	data, err := os.ReadFile(binary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	renamed := filepath.Join(t.TempDir(), "lt")
+	if err := os.WriteFile(renamed, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	checkOwnName(t, renamed)
+}
+
+// checkVersionFromVCS: `--version` and `version` of a binary built in a
 // git repository name that repository's revision and commit time, read
 // from the build information, and say nothing of "(devel)".
-func TestVersionFromVCS(t *testing.T) {
-	b := buildOwnBinary(t, "mylock")
+func checkVersionFromVCS(t *testing.T, b ownBinary) {
 	for _, args := range [][]string{{"--version"}, {"version"}} {
 		r := runIn(t, b.path, "", args...)
 		if r.code != 0 {
@@ -105,6 +126,37 @@ func TestVersionFromVCS(t *testing.T) {
 		}
 		if strings.Contains(r.stdout, "(devel)") {
 			t.Errorf("%v: prints (devel):\n%s", args, r.stdout)
+		}
+	}
+}
+
+// checkOwnName: the binary at bin calls itself by its file's name in its
+// usage lines, its errors and the commands they suggest, never locktest.
+func checkOwnName(t *testing.T, bin string) {
+	name := filepath.Base(bin)
+	cases := []struct {
+		args       []string
+		code       int
+		out, wants string // stdout or stderr, and what it must hold
+	}{
+		{[]string{"run", "--bogus"}, 254, "stderr", name + " run: unknown flag --bogus; see " + name + " run --help"},
+		{[]string{"run"}, 254, "stderr", name + " run: --impl is required (" + name + " list impls)"},
+		{[]string{"list", "bogus"}, 254, "stderr", name + ` list: unknown list "bogus"`},
+		{[]string{"help", "explore"}, 0, "stdout", "usage:\n  " + name + " explore"},
+		{[]string{"run", "--help"}, 0, "stdout", "(" + name + " list impls)"},
+	}
+	store := filepath.Join(t.TempDir(), "store")
+	for _, tc := range cases {
+		r := runIn(t, bin, store, tc.args...)
+		text := r.stdout
+		if tc.out == "stderr" {
+			text = r.stderr
+		}
+		if r.code != tc.code || !strings.Contains(text, tc.wants) {
+			t.Errorf("%s %v: exit %d, %s %q; want %d and %q", name, tc.args, r.code, tc.out, text, tc.code, tc.wants)
+		}
+		if strings.Contains(r.stderr, "locktest") {
+			t.Errorf("%s %v: stderr names locktest: %q", name, tc.args, r.stderr)
 		}
 	}
 }
