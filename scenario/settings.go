@@ -277,10 +277,10 @@ var programName = program(os.Args[0], ownTest())
 const module = "github.com/locktest/locktest"
 
 // ownTest tells whether the running binary is a go test binary of this
-// module.
+// module, other than of an example (a user's main, named as such).
 func ownTest() bool {
 	bi, ok := debug.ReadBuildInfo()
-	return ok && bi.Main.Path == module && strings.HasSuffix(bi.Path, ".test")
+	return ok && bi.Main.Path == module && strings.HasSuffix(bi.Path, ".test") && !strings.HasPrefix(bi.Path, module+"/examples/")
 }
 
 func program(arg0 string, ownTest bool) string {
