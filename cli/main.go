@@ -140,7 +140,7 @@ func newRoot(name string, stdout, stderr io.Writer) *cobra.Command {
 	root.SetFlagErrorFunc(flagError)
 	root.SetHelpCommand(helpCommand())
 	root.AddCommand(runCommand(), exploreCommand(), envelopeCommand(), analyzeCommand(),
-		compareCommand(), serveCommand(), suiteCommand(), listCommand(), imagesCommand(), versionCommand())
+		compareCommand(), serveCommand(), suiteCommand(), listCommand(), depsCommand(), imagesCommand(), versionCommand())
 	root.AddCommand(internalCommands()...)
 	// Cobra would add these as it executes; added here, the help and the
 	// generated docs list them too.
@@ -160,7 +160,7 @@ func newRoot(name string, stdout, stderr io.Writer) *cobra.Command {
 }
 
 // commandWord is "locktest" where the help names a command to type.
-var commandWord = regexp.MustCompile(`\blocktest( (?:run|explore|envelope|analyze|compare|serve|suite|list|images|version|help|completion)\b)`)
+var commandWord = regexp.MustCompile(`\blocktest( (?:run|explore|envelope|analyze|compare|serve|suite|list|deps|images|version|help|completion)\b)`)
 
 // renameCommands rewrites the commands the help texts suggest
 // ("locktest list impls") for a binary called name, which is the one that

@@ -106,7 +106,7 @@ func TestBadArguments(t *testing.T) {
 		args []string
 		want string // the whole line, or a part of it
 	}{
-		{[]string{"frobnicate"}, `locktest: unknown command "frobnicate" (valid: analyze, compare, completion, envelope, explore, images, list, run, serve, suite, version); see locktest --help`},
+		{[]string{"frobnicate"}, `locktest: unknown command "frobnicate" (valid: analyze, compare, completion, deps, envelope, explore, images, list, run, serve, suite, version); see locktest --help`},
 		{[]string{"frobnicate", "--impl", "x"}, "locktest: unknown flag --impl; see locktest --help"},
 		{[]string{"help", "bogus"}, `locktest help: unknown command "bogus"`},
 		{[]string{"help", "suite", "bogus"}, `locktest help: unknown command "bogus" (valid: check, merge, run); see locktest suite --help`},
@@ -217,5 +217,44 @@ func TestRenamedHelp(t *testing.T) {
 	}
 	if strings.Contains(out.String(), "locktest list") {
 		t.Errorf("mylock run --help still suggests locktest:\n%s", out.String())
+	}
+}
+
+// TestDeps: with a PATH that hides the servers, deps names each design's
+// missing programs and their packages, and the install command it would
+// run (with apt-get) or what to install (without); it installs nothing
+// here.
+func TestDeps(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("PATH", dir)
+	code, out, errs := main("deps", "redis-replicated", "redis-single")
+	if code != exitInvalid || errs != "" {
+		t.Errorf("deps without apt-get: exit %d, stderr %q; want 1 and nothing", code, errs)
+	}
+	for _, want := range []string{
+		"no apt-get here: install redis-sentinel redis-server (Debian package names) with your package manager",
+		"redis-replicated             missing redis-sentinel (apt-get install redis-sentinel); redis-server (apt-get install redis-server)",
+		"redis-single                 missing redis-server (apt-get install redis-server)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("deps output lacks %q:\n%s", want, out)
+		}
+	}
+	for _, b := range []string{"apt-get", "redis-server"} {
+		if err := os.WriteFile(filepath.Join(dir, b), []byte("#!/bin/sh\nexit 1\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, _ = main("deps", "--dry-run", "redis-replicated", "redis-single")
+	if code != exitInvalid || !strings.Contains(out, "apt-get install -y -qq --no-install-recommends redis-sentinel\n") ||
+		!strings.Contains(out, "redis-single                 ready") {
+		t.Errorf("deps --dry-run with apt-get and redis-server: exit %d, want 1, the install of redis-sentinel alone, redis-single ready:\n%s", code, out)
+	}
+	if code, out, _ := main("list", "impls"); code != exitValid || !strings.Contains(out, "redis-replicated") ||
+		!strings.Contains(out, "; missing redis-sentinel (apt-get install redis-sentinel)") {
+		t.Errorf("list impls: exit %d, want 0 and redis-replicated missing redis-sentinel:\n%s", code, out)
+	}
+	if code, _, errs := main("deps", "no-such-design"); code != exitBadArgs || !strings.Contains(errs, `locktest deps: unknown impl "no-such-design"`) {
+		t.Errorf("deps no-such-design: exit %d, stderr %q; want 254 naming it", code, errs)
 	}
 }
