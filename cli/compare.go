@@ -62,7 +62,7 @@ func compareCommand() *cobra.Command {
 		stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 		if campaign != "" {
 			if len(paths) > 0 || latest {
-				fmt.Fprintln(stderr, "locktest compare: --run compares what the campaign runs: give no directories and no --latest")
+				fmt.Fprintln(stderr, prog+" compare: --run compares what the campaign runs: give no directories and no --latest")
 				return exitBadArgs
 			}
 			// The campaign's own default, not compare's, unless given.
@@ -72,16 +72,16 @@ func compareCommand() *cobra.Command {
 			return runCampaign(cmd.Context(), campaign, opt, stdout, stderr)
 		}
 		if len(paths) == 0 {
-			fmt.Fprintln(stderr, "locktest compare: give at least one run or store directory, e.g. locktest compare store")
+			fmt.Fprintln(stderr, prog+" compare: give at least one run or store directory, e.g. "+prog+" compare store")
 			return exitBadArgs
 		}
 		m, err := reports.Compare(paths, scenario.ComparedSettings(), latest)
 		if err != nil {
-			fmt.Fprintf(stderr, "locktest compare: %v (give run directories or a store holding runs)\n", err)
+			fmt.Fprintf(stderr, "%s compare: %v (give run directories or a store holding runs)\n", prog, err)
 			return exitBadArgs
 		}
 		if err := reports.WriteComparison(out, m); err != nil {
-			fmt.Fprintln(stderr, "locktest:", err)
+			fmt.Fprintln(stderr, prog+":", err)
 			return exitInternal
 		}
 		m.Markdown(stdout)
@@ -91,7 +91,7 @@ func compareCommand() *cobra.Command {
 		for _, c := range m.Cells {
 			runs += c.Runs
 		}
-		fmt.Fprintf(stderr, "locktest compare: %d run(s) and %d envelope(s) compared; %s\n", runs, len(m.Envelopes.Sweeps), abs)
+		fmt.Fprintf(stderr, "%s compare: %d run(s) and %d envelope(s) compared; %s\n", prog, runs, len(m.Envelopes.Sweeps), abs)
 		return exitValid
 	})
 	return cmd
@@ -103,7 +103,7 @@ func compareCommand() *cobra.Command {
 func runCampaign(ctx context.Context, path string, opt suite.Options, stdout, stderr io.Writer) int {
 	f, err := suite.Load(path)
 	if err != nil {
-		fmt.Fprintln(stderr, "locktest:", err)
+		fmt.Fprintln(stderr, prog+":", err)
 		return exitBadArgs
 	}
 	if opt.Out == "" {
@@ -113,7 +113,7 @@ func runCampaign(ctx context.Context, path string, opt suite.Options, stdout, st
 	if md, err := os.ReadFile(filepath.Join(opt.Out, reports.CompareMarkdown)); err == nil {
 		stdout.Write(md)
 		abs, _ := filepath.Abs(filepath.Join(opt.Out, reports.CompareHTML))
-		fmt.Fprintf(stderr, "locktest compare: %s\n", abs)
+		fmt.Fprintf(stderr, "%s compare: %s\n", prog, abs)
 	}
 	return code
 }

@@ -21,7 +21,7 @@ var manDate = time.Date(2026, time.November, 1, 0, 0, 0, 0, time.UTC)
 // docs/cli in step with the commands; pages of commands that no longer
 // exist are removed.
 func WriteDocs(dir string) error {
-	root := newRoot(io.Discard, io.Discard)
+	root := newRoot("locktest", io.Discard, io.Discard)
 	var noDates func(*cobra.Command)
 	noDates = func(c *cobra.Command) {
 		c.DisableAutoGenTag = true

@@ -65,7 +65,7 @@ for bad arguments.`,
 			return exitBadArgs
 		}
 		if len(base.Faults) != 1 {
-			fmt.Fprintln(stderr, "locktest envelope: give exactly one --fault to sweep (sweepable: "+strings.Join(envelope.SweepableFaults(), ", ")+")")
+			fmt.Fprintln(stderr, prog+" envelope: give exactly one --fault to sweep (sweepable: "+strings.Join(envelope.SweepableFaults(), ", ")+")")
 			return exitBadArgs
 		}
 		o.Base, o.Fault, o.Vary, o.Progress = base, base.Faults[0], faults.Vary(vary), stdout
@@ -80,7 +80,7 @@ for bad arguments.`,
 		envelope.Print(stdout, rep)
 		switch {
 		case rep.Interrupted:
-			fmt.Fprintln(stderr, "locktest: interrupted; every process was stopped")
+			fmt.Fprintln(stderr, prog+": interrupted; every process was stopped")
 			return exitInterrupted
 		case rep.Outcome.Finding == envelope.FoundUnknown:
 			return exitUnknown

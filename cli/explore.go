@@ -55,10 +55,10 @@ its coverage: not a proof of safety), 2 when not one trial could be judged,
 		}
 		switch {
 		case budget <= 0 || shrinkBudget < 0:
-			fmt.Fprintln(stderr, "locktest explore: --budget must be positive and --shrink-budget not negative")
+			fmt.Fprintln(stderr, prog+" explore: --budget must be positive and --shrink-budget not negative")
 			return exitBadArgs
 		case o.ShrinkSeeds < 1 || o.ShrinkSeeds > 20:
-			fmt.Fprintln(stderr, "locktest explore: --shrink-seeds must be between 1 and 20")
+			fmt.Fprintln(stderr, prog+" explore: --shrink-seeds must be between 1 and 20")
 			return exitBadArgs
 		}
 		faultList := base.Faults
@@ -78,7 +78,7 @@ its coverage: not a proof of safety), 2 when not one trial could be judged,
 		explore.Print(stdout, rep)
 		switch {
 		case rep.Interrupted:
-			fmt.Fprintln(stderr, "locktest: interrupted; every process was stopped")
+			fmt.Fprintln(stderr, prog+": interrupted; every process was stopped")
 			return exitInterrupted
 		case rep.Found != nil:
 			return exitInvalid

@@ -33,7 +33,7 @@ scratch, out of the installed server binaries and their shared libraries
 		RunE: exits(func(cmd *cobra.Command, args []string) int {
 			ctx := cmd.Context()
 			if err := container.BuildImages(ctx, args, cmd.OutOrStdout()); err != nil {
-				fmt.Fprintln(cmd.ErrOrStderr(), "locktest images build:", err)
+				fmt.Fprintln(cmd.ErrOrStderr(), prog+" images build:", err)
 				if ctx.Err() != nil {
 					return exitInterrupted
 				}
@@ -49,11 +49,11 @@ scratch, out of the installed server binaries and their shared libraries
 // containers once its coordinator has gone (container.Watchdog).
 func cmdWatchdog(args []string, stderr io.Writer) int {
 	if len(args) != 1 {
-		fmt.Fprintln(stderr, "locktest", container.WatchdogCommand+": give the run id")
+		fmt.Fprintln(stderr, prog, container.WatchdogCommand+": give the run id")
 		return exitBadArgs
 	}
 	if err := container.Watchdog(args[0], os.Stdin); err != nil {
-		fmt.Fprintln(stderr, "locktest", container.WatchdogCommand+":", err)
+		fmt.Fprintln(stderr, prog, container.WatchdogCommand+":", err)
 		return exitInternal
 	}
 	return exitValid

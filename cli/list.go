@@ -9,6 +9,7 @@ import (
 
 	"github.com/locktest/locktest/faults"
 	"github.com/locktest/locktest/impls"
+	"github.com/locktest/locktest/runner"
 	"github.com/locktest/locktest/workloads"
 )
 
@@ -19,7 +20,7 @@ func listCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "list [impls|workloads|faults]",
 		Short: "what can be run, one line each",
-		Long:  "Lists the registered designs (impls), workloads and faults, one line each, or all three.",
+		Long:  "Lists the registered designs (impls), each with whether it is ready to run here or what it lacks (deps installs it), workloads and faults, one line each, or all three.",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 1 {
 				return errors.New("give at most one of impls, workloads, faults")
@@ -55,6 +56,9 @@ func list(what string, stdout, stderr io.Writer) int {
 		if d.Version != nil {
 			desc += " [" + d.Version() + "]"
 		}
+		if d.Name != impls.ExecName { // whose servers --exec-servers names
+			desc += "; " + readiness(runner.DesignMissing(d))
+		}
 		designs = append(designs, [2]string{d.Name, desc})
 	}
 	for _, w := range workloads.All() {
@@ -79,7 +83,7 @@ func list(what string, stdout, stderr io.Writer) int {
 		show("workloads:", wls)
 		show("faults:", fs)
 	default:
-		fmt.Fprintf(stderr, "locktest list: unknown list %q (valid: impls, workloads, faults)\n", what)
+		fmt.Fprintf(stderr, "%s list: unknown list %q (valid: impls, workloads, faults)\n", prog, what)
 		return exitBadArgs
 	}
 	return exitValid

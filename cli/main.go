@@ -8,15 +8,18 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/locktest/locktest/cluster"
 	"github.com/locktest/locktest/cluster/container"
 	"github.com/locktest/locktest/runner"
+	"github.com/locktest/locktest/scenario"
 )
 
 // Exit codes, as Jepsen's.
@@ -45,7 +48,7 @@ and checks the history with porcupine. Exit codes follow Jepsen: 0 valid,
 // the design compiled in, is the worker too.
 func Main(args []string, stdout, stderr io.Writer) int {
 	SetLogging(stderr)
-	root := newRoot(stdout, stderr)
+	root := newRoot(prog, stdout, stderr)
 	if len(args) == 0 {
 		root.SetOut(stderr)
 		root.Usage()
@@ -107,29 +110,37 @@ func twoDashes(root *cobra.Command, args []string) []string {
 	return out
 }
 
-// newRoot builds the command tree, writing to stdout and stderr. It is
-// built anew for each Main, since its flags are bound to the variables of
-// one invocation.
-func newRoot(stdout, stderr io.Writer) *cobra.Command {
+// prog is the name the running binary goes by (scenario.Program): help,
+// errors and the commands they suggest use it, so that a user's own main
+// built on this package, or locktest under another name, names itself.
+var prog = scenario.Program()
+
+// newRoot builds the command tree of a binary called name, writing to
+// stdout and stderr. It is built anew for each Main, since its flags are
+// bound to the variables of one invocation.
+func newRoot(name string, stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
-		Use:  "locktest",
+		Use:  name,
 		Long: rootLong,
 		// Runnable, so that a wrong command word is refused with 254
 		// rather than answered with the help and 0.
 		Args: cobra.ArbitraryArgs,
-		RunE: unknownCommand,
+		RunE: runRoot,
 		// The one line Main prints replaces cobra's usage dump.
 		SilenceErrors:      true,
 		SilenceUsage:       true,
 		DisableSuggestions: true,
 	}
+	// --version as well as the version command: the flag is what people
+	// try first.
+	root.Flags().Bool("version", false, "print the build (git revision and time) and the installed servers' versions, as the version command")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetUsageTemplate(usageTemplate)
 	root.SetFlagErrorFunc(flagError)
 	root.SetHelpCommand(helpCommand())
 	root.AddCommand(runCommand(), exploreCommand(), envelopeCommand(), analyzeCommand(),
-		compareCommand(), serveCommand(), suiteCommand(), listCommand(), imagesCommand(), versionCommand())
+		compareCommand(), serveCommand(), suiteCommand(), listCommand(), depsCommand(), imagesCommand(), versionCommand())
 	root.AddCommand(internalCommands()...)
 	// Cobra would add these as it executes; added here, the help and the
 	// generated docs list them too.
@@ -142,7 +153,29 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 			c.Args, c.RunE = cobra.ArbitraryArgs, unknownCommand
 		}
 	}
+	if name != "locktest" {
+		renameCommands(root, name)
+	}
 	return root
+}
+
+// commandWord is "locktest" where the help names a command to type.
+var commandWord = regexp.MustCompile(`\blocktest( (?:run|explore|envelope|analyze|compare|serve|suite|list|deps|images|version|help|completion)\b)`)
+
+// renameCommands rewrites the commands the help texts suggest
+// ("locktest list impls") for a binary called name, which is the one that
+// has the user's designs.
+func renameCommands(cmd *cobra.Command, name string) {
+	repl := name + "$1"
+	cmd.Short = commandWord.ReplaceAllString(cmd.Short, repl)
+	cmd.Long = commandWord.ReplaceAllString(cmd.Long, repl)
+	cmd.Example = commandWord.ReplaceAllString(cmd.Example, repl)
+	for _, fs := range []*pflag.FlagSet{cmd.Flags(), cmd.PersistentFlags()} {
+		fs.VisitAll(func(f *pflag.Flag) { f.Usage = commandWord.ReplaceAllString(f.Usage, repl) })
+	}
+	for _, c := range cmd.Commands() {
+		renameCommands(c, name)
+	}
 }
 
 // usageTemplate is cobra's usage in this project's style (lower-case
@@ -181,6 +214,19 @@ func exits(body func(cmd *cobra.Command, args []string) int) func(*cobra.Command
 		}
 		return nil
 	}
+}
+
+// runRoot is the command line with no command word: --version, or a
+// mistake.
+func runRoot(cmd *cobra.Command, args []string) error {
+	if v, _ := cmd.Flags().GetBool("version"); v {
+		if len(args) > 0 {
+			return fmt.Errorf("--version takes no arguments (got %q)", args[0])
+		}
+		printVersion(cmd.OutOrStdout())
+		return nil
+	}
+	return unknownCommand(cmd, args)
 }
 
 // unknownCommand is the body of a command that only groups others (the
@@ -253,7 +299,7 @@ func internalCommands() []*cobra.Command {
 	return []*cobra.Command{
 		internal(runner.WorkerCommand, func(_ []string, stderr io.Writer) int {
 			if err := runner.Worker(os.Stdin, os.Stdout); err != nil {
-				fmt.Fprintln(stderr, "locktest worker:", err)
+				fmt.Fprintln(stderr, prog+" worker:", err)
 				return exitInternal
 			}
 			return exitValid
@@ -261,11 +307,11 @@ func internalCommands() []*cobra.Command {
 		internal(container.WatchdogCommand, cmdWatchdog),
 		internal(container.NodeExecCommand, func(args []string, stderr io.Writer) int {
 			if len(args) < 1 {
-				fmt.Fprintln(stderr, "locktest", container.NodeExecCommand+": give the node spec file, then the default server's command if any")
+				fmt.Fprintln(stderr, prog, container.NodeExecCommand+": give the node spec file, then the default server's command if any")
 				return exitBadArgs
 			}
 			if err := container.NodeExec(args[0], args[1:]); err != nil {
-				fmt.Fprintln(stderr, "locktest", container.NodeExecCommand+":", err)
+				fmt.Fprintln(stderr, prog, container.NodeExecCommand+":", err)
 				return exitInternal
 			}
 			return exitValid
@@ -279,13 +325,13 @@ func exitCode(err error, stderr io.Writer) int {
 	var bad *runner.BadConfigError
 	switch {
 	case errors.As(err, &bad):
-		fmt.Fprintln(stderr, "locktest:", err)
+		fmt.Fprintln(stderr, prog+":", err)
 		return exitBadArgs
 	case errors.Is(err, runner.ErrInterrupted):
-		fmt.Fprintln(stderr, "locktest: interrupted; every process was stopped")
+		fmt.Fprintln(stderr, prog+": interrupted; every process was stopped")
 		return exitInterrupted
 	default:
-		fmt.Fprintln(stderr, "locktest: internal error:", err)
+		fmt.Fprintln(stderr, prog+": internal error:", err)
 		return exitInternal
 	}
 }

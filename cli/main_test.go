@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/locktest/locktest/reports"
 )
 
 // asLocktest, set in a test binary's environment, makes that binary
@@ -54,7 +56,7 @@ func TestHelp(t *testing.T) {
 		{[]string{"compare", "store", "--help"}, []string{"locktest compare [flags] DIR...", "with --run: runs at once"}},
 		{[]string{"analyze", "store/latest", "--help"}, []string{"--check-timeout DURATION", "--no-report"}},
 		{[]string{"help", "completion"}, []string{"bash ", "zsh ", "fish ", "powershell "}},
-		{[]string{"version"}, []string{"locktest  github.com/locktest/locktest ", "go        " + runtime.Version(), "server    redis-server "}},
+		{[]string{"version"}, []string{"locktest  github.com/locktest/locktest\n", "go        " + runtime.Version(), "server    redis-server "}},
 	}
 	for _, tc := range cases {
 		code, out, errs := main(tc.args...)
@@ -76,6 +78,8 @@ func TestHelp(t *testing.T) {
 		{{"help", "run"}, {"run", "--help"}},
 		{{"help", "suite", "run"}, {"suite", "run", "--help"}},
 		{{"help"}, {"--help"}},
+		{{"version"}, {"--version"}},
+		{{"version"}, {"-version"}},
 	} {
 		_, a, _ := main(same[0]...)
 		_, b, _ := main(same[1]...)
@@ -102,7 +106,7 @@ func TestBadArguments(t *testing.T) {
 		args []string
 		want string // the whole line, or a part of it
 	}{
-		{[]string{"frobnicate"}, `locktest: unknown command "frobnicate" (valid: analyze, compare, completion, envelope, explore, images, list, run, serve, suite, version); see locktest --help`},
+		{[]string{"frobnicate"}, `locktest: unknown command "frobnicate" (valid: analyze, compare, completion, deps, envelope, explore, images, list, run, serve, suite, version); see locktest --help`},
 		{[]string{"frobnicate", "--impl", "x"}, "locktest: unknown flag --impl; see locktest --help"},
 		{[]string{"help", "bogus"}, `locktest help: unknown command "bogus"`},
 		{[]string{"help", "suite", "bogus"}, `locktest help: unknown command "bogus" (valid: check, merge, run); see locktest suite --help`},
@@ -156,6 +160,7 @@ func TestBadArguments(t *testing.T) {
 		{[]string{"images"}, "locktest images: give a command (build)"},
 		{[]string{"version", "--json"}, "locktest version: unknown flag --json"},
 		{[]string{"version", "now"}, `locktest version: takes no arguments (got "now")`},
+		{[]string{"--version", "now"}, `locktest: --version takes no arguments (got "now"); see locktest --help`},
 		{[]string{"completion", "tcsh"}, `locktest completion: unknown command "tcsh" (valid: bash, fish, powershell, zsh)`},
 	}
 	for _, tc := range cases {
@@ -173,5 +178,88 @@ func TestBadArguments(t *testing.T) {
 	// No command at all: the usage, on stderr.
 	if code, out, errs := main(); code != exitBadArgs || out != "" || !strings.Contains(errs, "usage:\n  locktest COMMAND") {
 		t.Errorf("no command: exit %d, stdout %q, stderr %q; want 254 and the usage on stderr", code, out, errs)
+	}
+}
+
+// TestWriteBuild: the version names the revision and its commit time, not
+// "(devel)"; a release keeps its version; a build without a VCS stamp says
+// so and how to get one.
+func TestWriteBuild(t *testing.T) {
+	cases := []struct {
+		name string
+		b    reports.Build
+		want string
+	}{
+		{"checkout", reports.Build{Module: "github.com/locktest/locktest", Version: "(devel)", Revision: "01019b6a", Time: "2026-11-28T05:23:04Z", Go: "go1.26.8"},
+			"locktest  github.com/locktest/locktest\nrevision  01019b6a\ntime      2026-11-28T05:23:04Z\ngo        go1.26.8\n"},
+		{"modified", reports.Build{Module: "m", Version: "(devel)", Revision: "01019b6a", Time: "2026-11-28T05:23:04Z", Modified: true, Go: "go1.26.8"},
+			"locktest  m\nrevision  01019b6a (modified: the checkout had uncommitted changes)\ntime      2026-11-28T05:23:04Z\ngo        go1.26.8\n"},
+		{"release", reports.Build{Module: "m", Version: "v1.2.0", Go: "go1.26.8"},
+			"locktest  m v1.2.0\nrevision  unknown: built without VCS information (build inside a git clone, without -buildvcs=false)\ngo        go1.26.8\n"},
+	}
+	for _, tc := range cases {
+		var b strings.Builder
+		writeBuild(&b, tc.b)
+		if b.String() != tc.want {
+			t.Errorf("%s:\n%s\nwant:\n%s", tc.name, b.String(), tc.want)
+		}
+	}
+}
+
+// TestRenamedHelp: the command tree of a binary with another name gives
+// that name in its usage lines and in the commands its help suggests.
+func TestRenamedHelp(t *testing.T) {
+	var out strings.Builder
+	root := newRoot("mylock", &out, &out)
+	root.SetArgs([]string{"run", "--help"})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"usage:\n  mylock run --impl NAME", "(mylock list impls)", "(mylock images build)"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("mylock run --help lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "locktest list") {
+		t.Errorf("mylock run --help still suggests locktest:\n%s", out.String())
+	}
+}
+
+// TestDeps: with a PATH that hides the servers, deps names each design's
+// missing programs and their packages, and the install command it would
+// run (with apt-get) or what to install (without); it installs nothing
+// here.
+func TestDeps(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("PATH", dir)
+	code, out, errs := main("deps", "redis-replicated", "redis-single")
+	if code != exitInvalid || errs != "" {
+		t.Errorf("deps without apt-get: exit %d, stderr %q; want 1 and nothing", code, errs)
+	}
+	for _, want := range []string{
+		"no apt-get here: install redis-sentinel redis-server (Debian package names) with your package manager",
+		"redis-replicated             missing redis-sentinel (apt-get install redis-sentinel); redis-server (apt-get install redis-server)",
+		"redis-single                 missing redis-server (apt-get install redis-server)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("deps output lacks %q:\n%s", want, out)
+		}
+	}
+	for _, b := range []string{"apt-get", "redis-server"} {
+		if err := os.WriteFile(filepath.Join(dir, b), []byte("#!/bin/sh\nexit 1\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, _ = main("deps", "--dry-run", "redis-replicated", "redis-single")
+	if code != exitInvalid || !strings.Contains(out, "apt-get install -y -qq --no-install-recommends redis-sentinel\n") ||
+		!strings.Contains(out, "redis-single                 ready") {
+		t.Errorf("deps --dry-run with apt-get and redis-server: exit %d, want 1, the install of redis-sentinel alone, redis-single ready:\n%s", code, out)
+	}
+	if code, out, _ := main("list", "impls"); code != exitValid || !strings.Contains(out, "redis-replicated") ||
+		!strings.Contains(out, "; missing redis-sentinel (apt-get install redis-sentinel)") {
+		t.Errorf("list impls: exit %d, want 0 and redis-replicated missing redis-sentinel:\n%s", code, out)
+	}
+	if code, _, errs := main("deps", "no-such-design"); code != exitBadArgs || !strings.Contains(errs, `locktest deps: unknown impl "no-such-design"`) {
+		t.Errorf("deps no-such-design: exit %d, stderr %q; want 254 naming it", code, errs)
 	}
 }

@@ -24,7 +24,7 @@ import (
 // in the command that reproduces a run, and a suite's runs, which have
 // their own status line, never take it.
 func runFlags(cfg *scenario.Config, progress *live.Mode) *pflag.FlagSet {
-	fs := pflag.NewFlagSet("locktest run", pflag.ContinueOnError)
+	fs := pflag.NewFlagSet(prog+" run", pflag.ContinueOnError)
 	for _, s := range scenario.Settings {
 		bindSetting(fs, s, cfg, s.Help)
 	}
@@ -71,12 +71,12 @@ interrupted. The summary ends with the command that reproduces the run.`,
 			return exitCode(err, stderr)
 		}
 		for _, w := range runner.Warnings(resolved) {
-			fmt.Fprintln(stderr, "locktest run: warning:", w)
+			fmt.Fprintln(stderr, prog+" run: warning:", w)
 		}
 		res, err := runObserved(cmd.Context(), resolved, progress.Resolve(stderr), stderr)
 		if err != nil {
 			if res.Dir != "" {
-				fmt.Fprintf(stderr, "locktest: run directory %s (locktest analyze %s)\n", res.Dir, res.Dir)
+				fmt.Fprintf(stderr, "%s: run directory %s (%s analyze %s)\n", prog, res.Dir, prog, res.Dir)
 			}
 			return exitCode(err, stderr)
 		}
@@ -129,17 +129,17 @@ No server is started. Exits with the verdict, as run does.`,
 	cmd.RunE = exits(func(cmd *cobra.Command, args []string) int {
 		stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 		if len(args) != 1 {
-			fmt.Fprintln(stderr, "locktest analyze: give exactly one run directory, e.g. store/latest")
+			fmt.Fprintln(stderr, prog+" analyze: give exactly one run directory, e.g. store/latest")
 			return exitBadArgs
 		}
 		dir, err := filepath.EvalSymlinks(args[0])
 		if err != nil {
-			fmt.Fprintf(stderr, "locktest analyze: %v\n", err)
+			fmt.Fprintf(stderr, "%s analyze: %v\n", prog, err)
 			return exitBadArgs
 		}
 		resolved, err := runner.LoadRun(dir)
 		if err != nil {
-			fmt.Fprintf(stderr, "locktest analyze: %v\n", err)
+			fmt.Fprintf(stderr, "%s analyze: %v\n", prog, err)
 			return exitBadArgs
 		}
 		if timeout > 0 {
@@ -170,7 +170,7 @@ func noArgs(_ *cobra.Command, args []string) error {
 // needImpl refuses a missing --impl in one line.
 func needImpl(cmd *cobra.Command, base scenario.Config) bool {
 	if base.Impl == "" {
-		fmt.Fprintf(cmd.ErrOrStderr(), "%s: --impl is required (locktest list impls)\n", cmd.CommandPath())
+		fmt.Fprintf(cmd.ErrOrStderr(), "%s: --impl is required (%s list impls)\n", cmd.CommandPath(), prog)
 		return false
 	}
 	return true

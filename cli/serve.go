@@ -49,18 +49,18 @@ func serveStore(ctx context.Context, paths []string, addr string, stderr io.Writ
 	case 1:
 		store = paths[0]
 	default:
-		fmt.Fprintf(stderr, "locktest serve: give one store directory, not %d\n", len(paths))
+		fmt.Fprintf(stderr, "%s serve: give one store directory, not %d\n", prog, len(paths))
 		return exitBadArgs
 	}
 	srv, err := serve.New(store)
 	if err != nil {
-		fmt.Fprintf(stderr, "locktest serve: %v (give the directory runs are stored in)\n", err)
+		fmt.Fprintf(stderr, "%s serve: %v (give the directory runs are stored in)\n", prog, err)
 		return exitBadArgs
 	}
 	defer srv.Close()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		fmt.Fprintf(stderr, "locktest serve: --addr: %v\n", err)
+		fmt.Fprintf(stderr, "%s serve: --addr: %v\n", prog, err)
 		return exitBadArgs
 	}
 	srv.Bind(ln.Addr())
@@ -68,10 +68,10 @@ func serveStore(ctx context.Context, paths []string, addr string, stderr io.Writ
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	// Not on stdout: scripts read the address from here as from a log.
-	fmt.Fprintf(stderr, "locktest serve: %s on http://%s/ (Ctrl-C to stop)\n", store, ln.Addr())
+	fmt.Fprintf(stderr, "%s serve: %s on http://%s/ (Ctrl-C to stop)\n", prog, store, ln.Addr())
 	select {
 	case err := <-served:
-		fmt.Fprintln(stderr, "locktest serve:", err)
+		fmt.Fprintln(stderr, prog+" serve:", err)
 		return exitInternal
 	case <-ctx.Done():
 	}
@@ -80,7 +80,7 @@ func serveStore(ctx context.Context, paths []string, addr string, stderr io.Writ
 	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		fmt.Fprintln(stderr, "locktest serve:", err)
+		fmt.Fprintln(stderr, prog+" serve:", err)
 	}
 	hs.Close()
 	<-served

@@ -66,7 +66,7 @@ func suiteCheckCommand() *cobra.Command {
 			path := args[0]
 			f, err := suite.Load(path)
 			if err != nil {
-				fmt.Fprintln(cmd.ErrOrStderr(), "locktest:", err)
+				fmt.Fprintln(cmd.ErrOrStderr(), prog+":", err)
 				return exitBadArgs
 			}
 			runs, unmeasured := 0, 0
@@ -128,17 +128,17 @@ func suiteRunCommand() *cobra.Command {
 // path and writes its reports: suite run, and compare --run's campaign.
 func runSuite(ctx context.Context, path string, opt suite.Options, filter, shard string, stdout, stderr io.Writer) int {
 	if opt.Parallel < 1 || opt.Seeds < 0 {
-		fmt.Fprintln(stderr, "locktest suite run: --parallel must be at least 1 and --seeds not negative")
+		fmt.Fprintln(stderr, prog+" suite run: --parallel must be at least 1 and --seeds not negative")
 		return exitBadArgs
 	}
 	if err := cluster.CheckBackend(opt.Backend); err != nil {
-		fmt.Fprintln(stderr, "locktest suite run: --backend:", err)
+		fmt.Fprintln(stderr, prog+" suite run: --backend:", err)
 		return exitBadArgs
 	}
 	if shard != "" {
 		s, err := suite.ParseShard(shard)
 		if err != nil {
-			fmt.Fprintln(stderr, "locktest suite run: --shard:", err)
+			fmt.Fprintln(stderr, prog+" suite run: --shard:", err)
 			return exitBadArgs
 		}
 		opt.Shard = &s
@@ -146,14 +146,14 @@ func runSuite(ctx context.Context, path string, opt suite.Options, filter, shard
 	if filter != "" {
 		re, err := regexp.Compile(filter)
 		if err != nil {
-			fmt.Fprintf(stderr, "locktest suite run: --run: %v\n", err)
+			fmt.Fprintf(stderr, "%s suite run: --run: %v\n", prog, err)
 			return exitBadArgs
 		}
 		opt.Filter = re
 	}
 	f, err := suite.Load(path)
 	if err != nil {
-		fmt.Fprintln(stderr, "locktest:", err)
+		fmt.Fprintln(stderr, prog+":", err)
 		return exitBadArgs
 	}
 	if opt.Out == "" {
@@ -168,12 +168,12 @@ func runSuite(ctx context.Context, path string, opt suite.Options, filter, shard
 		return exitCode(err, stderr)
 	}
 	if err := rep.Write(rep.Out); err != nil {
-		fmt.Fprintln(stderr, "locktest:", err)
+		fmt.Fprintln(stderr, prog+":", err)
 		return exitInternal
 	}
 	rep.Print(stdout)
 	if rep.Interrupted {
-		fmt.Fprintln(stderr, "locktest: suite interrupted; every process was stopped")
+		fmt.Fprintln(stderr, prog+": suite interrupted; every process was stopped")
 	}
 	return suiteExit(rep)
 }
@@ -212,13 +212,13 @@ func suiteMergeCommand() *cobra.Command {
 	cmd.RunE = exits(func(cmd *cobra.Command, dirs []string) int {
 		stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 		if len(dirs) == 0 {
-			fmt.Fprintln(stderr, "locktest suite merge: give the output directories of suite run --shard i/n")
+			fmt.Fprintln(stderr, prog+" suite merge: give the output directories of suite run --shard i/n")
 			return exitBadArgs
 		}
 		if out == "" {
 			first, err := suite.ReadReport(dirs[0])
 			if err != nil {
-				fmt.Fprintf(stderr, "locktest suite merge: %s: not a suite output: %v\n", dirs[0], errors.Unwrap(err))
+				fmt.Fprintf(stderr, "%s suite merge: %s: not a suite output: %v\n", prog, dirs[0], errors.Unwrap(err))
 				return exitBadArgs
 			}
 			out = filepath.Join("store", "suites", first.Suite, time.Now().Format("20060102T150405")+"-merged")
@@ -228,12 +228,12 @@ func suiteMergeCommand() *cobra.Command {
 			return exitCode(err, stderr)
 		}
 		if err := rep.WriteMerged(); err != nil {
-			fmt.Fprintln(stderr, "locktest:", err)
+			fmt.Fprintln(stderr, prog+":", err)
 			return exitInternal
 		}
 		rep.Print(stdout)
 		if rep.Interrupted {
-			fmt.Fprintln(stderr, "locktest: a shard was interrupted: its unfinished runs count as not run")
+			fmt.Fprintln(stderr, prog+": a shard was interrupted: its unfinished runs count as not run")
 		}
 		return suiteExit(rep)
 	})

@@ -13,10 +13,11 @@ import (
 	"github.com/locktest/locktest/reports"
 )
 
-const versionLong = `Prints this binary's module version, the git revision it was built from (and
-whether the checkout had uncommitted changes), its Go version, and the
-version of each server the registered designs run on, as installed here.
-results.json records the same, per run.`
+const versionLong = `Prints this binary's module (and version, for a release), the git revision it
+was built from, that commit's time (and whether the checkout had
+uncommitted changes), its Go version, and the version of each server the
+registered designs run on, as installed here. locktest --version prints
+the same. results.json records the build, per run.`
 
 func versionCommand() *cobra.Command {
 	return &cobra.Command{
@@ -36,16 +37,7 @@ func versionCommand() *cobra.Command {
 
 // printVersion prints the build and the servers' versions.
 func printVersion(stdout io.Writer) {
-	b := reports.CurrentBuild()
-	fmt.Fprintf(stdout, "locktest  %s %s\n", b.Module, b.Version)
-	if b.Revision != "" {
-		modified := ""
-		if b.Modified {
-			modified = " (modified)"
-		}
-		fmt.Fprintf(stdout, "revision  %s%s\n", b.Revision, modified)
-	}
-	fmt.Fprintf(stdout, "go        %s\n", b.Go)
+	writeBuild(stdout, reports.CurrentBuild())
 	bins := map[string]bool{"redis-server": true} // the protected resource of unguarded designs
 	for _, d := range impls.All() {
 		for b := range d.Binaries {
@@ -56,4 +48,26 @@ func printVersion(stdout io.Writer) {
 	for _, name := range slices.Sorted(maps.Keys(servers)) {
 		fmt.Fprintf(stdout, "server    %s %s\n", name, servers[name])
 	}
+}
+
+// writeBuild prints what identifies a build: its module (and version, when
+// it is a release rather than "(devel)"), and the git revision and commit
+// time the go command stamped into it, or why there are none.
+func writeBuild(w io.Writer, b reports.Build) {
+	module := b.Module
+	if b.Version != "" && b.Version != "(devel)" {
+		module += " " + b.Version
+	}
+	fmt.Fprintf(w, "locktest  %s\n", module)
+	if b.Revision == "" {
+		fmt.Fprintln(w, "revision  unknown: built without VCS information (build inside a git clone, without -buildvcs=false)")
+	} else {
+		modified := ""
+		if b.Modified {
+			modified = " (modified: the checkout had uncommitted changes)"
+		}
+		fmt.Fprintf(w, "revision  %s%s\n", b.Revision, modified)
+		fmt.Fprintf(w, "time      %s\n", b.Time)
+	}
+	fmt.Fprintf(w, "go        %s\n", b.Go)
 }

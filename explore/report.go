@@ -118,12 +118,12 @@ func Capsule(rep *Report) ([]byte, error) {
 		return nil, err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Found by locktest explore --impl %s --seed %d (trial t%03d), shrunk in %d step(s):\n",
-		rep.Impl, rep.Seed, f.Trial, max(0, len(f.Steps)-1))
+	fmt.Fprintf(&b, "# Found by %s explore --impl %s --seed %d (trial t%03d), shrunk in %d step(s):\n",
+		scenario.Program(), rep.Impl, rep.Seed, f.Trial, max(0, len(f.Steps)-1))
 	rate, miss, replaySeeds := f.replay()
 	fmt.Fprintf(&b, "# lost updates in %d of %d judging seeds: a rate taken as %.2f, at which all %d seeds here miss together\n",
 		len(f.Failed), len(f.Seeds), rate, len(replaySeeds))
-	fmt.Fprintf(&b, "# with chance %.4f; it expects the loss in any one of them. Replay: locktest suite run %s\n", miss, CapsuleFile)
+	fmt.Fprintf(&b, "# with chance %.4f; it expects the loss in any one of them. Replay: %s suite run %s\n", miss, scenario.Program(), CapsuleFile)
 	fmt.Fprintf(&b, "name: explore-%s\nscenarios:\n", rep.Impl)
 	fmt.Fprintf(&b, "  - name: %s-%s-explored\n", rep.Impl, strings.Join(faults.MemberNames(f.Config.Faults), "-"))
 	keys := make([]string, 0, len(settings))
@@ -207,7 +207,7 @@ func Print(w io.Writer, rep *Report) {
 			fmt.Fprintf(w, "shrink    stopped early: %s\n", f.Stopped)
 		}
 		fmt.Fprintf(w, "replay    %s\n", f.Command)
-		fmt.Fprintf(w, "capsule   %s (locktest suite run %s)\n", f.Capsule, f.Capsule)
+		fmt.Fprintf(w, "capsule   %s (%s suite run %s)\n", f.Capsule, scenario.Program(), f.Capsule)
 		fmt.Fprintf(w, "report    %s\n", f.Report)
 	} else if rep.Unknown() {
 		fmt.Fprintf(w, "UNKNOWN   not one of %d trials could be judged (their runs say why): nothing was covered\n", len(rep.Trials))

@@ -14,6 +14,9 @@ type Build struct {
 	// checkout, which Revision then pins down.
 	Version  string `json:"version"`
 	Revision string `json:"revision,omitempty"`
+	// Time is the revision's commit time (RFC 3339), which dates a build
+	// whose revision is not in the reader's clone.
+	Time string `json:"time,omitempty"`
 	// Modified: the checkout had uncommitted changes.
 	Modified bool   `json:"modified,omitempty"`
 	Go       string `json:"go"`
@@ -21,16 +24,23 @@ type Build struct {
 
 // CurrentBuild is the build of the running binary.
 func CurrentBuild() Build {
-	b := Build{Go: runtime.Version()}
 	info, ok := debug.ReadBuildInfo()
 	if !ok { // a binary built without module support
-		return b
+		return Build{Go: runtime.Version()}
 	}
-	b.Module, b.Version = info.Main.Path, info.Main.Version
+	return buildOf(info)
+}
+
+// buildOf reads the module and the VCS stamp the go command wrote into a
+// binary built inside a git checkout (without -buildvcs=false).
+func buildOf(info *debug.BuildInfo) Build {
+	b := Build{Module: info.Main.Path, Version: info.Main.Version, Go: info.GoVersion}
 	for _, s := range info.Settings {
 		switch s.Key {
 		case "vcs.revision":
 			b.Revision = s.Value
+		case "vcs.time":
+			b.Time = s.Value
 		case "vcs.modified":
 			b.Modified = s.Value == "true"
 		}

@@ -214,7 +214,7 @@ func Check(cfg scenario.Config) error {
 		ok  bool
 		msg string
 	}{
-		{cfg.Impl != "", "--impl is required (locktest list impls)"},
+		{cfg.Impl != "", "--impl is required (" + scenario.Program() + " list impls)"},
 		{checkFaultList(cfg.Faults) == nil, fmt.Sprint("--fault: ", checkFaultList(cfg.Faults))},
 		{cfg.Clients >= 1 && cfg.Clients <= scenario.MaxClients, fmt.Sprintf("--clients %d: must be between 1 and %d (each client is a process: beyond that, start-up crowds out the run and most operations time out)", cfg.Clients, scenario.MaxClients)},
 		{cfg.Keys >= 1 && cfg.Keys <= scenario.MaxKeys, fmt.Sprintf("--keys %d: must be between 1 and %d", cfg.Keys, scenario.MaxKeys)},

@@ -242,7 +242,7 @@ func (v Value) IsBoolFlag() bool {
 }
 
 // Command returns the command line that reproduces cfg, quoted for a
-// POSIX shell: "locktest run" (or the user's binary, see programName),
+// POSIX shell: "locktest run" (or the user's binary, see Program),
 // then every stored setting that differs from its default, and those
 // marked Always.
 func (cfg Config) Command() string {
@@ -268,26 +268,33 @@ func (cfg Config) Command() string {
 	return strings.Join(words, " ")
 }
 
-// programName is the command Command names: locktest for a binary built
-// from this module (cmd/locktest, and its own tests), else the running
-// binary's name. A user's own main (docs/go-api.md) may run a design it
-// registered, which the stock locktest lacks, so its runs reproduce only
-// with that binary.
-var programName = program()
+// Program is the name the running binary goes by, as the user typed it: a
+// user's own main built on the cli package (docs/go-api.md), or locktest
+// installed under another name, is not called locktest, and a command it
+// suggests (a reproduce line, a capsule's replay, a usage line) must run.
+// A user's main may register a design the stock locktest lacks, so its runs
+// reproduce only with that binary. The go test binaries of this module
+// stand for locktest.
+func Program() string { return programName }
+
+var programName = program(os.Args[0], ownTest())
 
 // module is this module's path, as a binary's build information names it.
 const module = "github.com/locktest/locktest"
 
-func program() string {
+// ownTest tells whether the running binary is a go test binary of this
+// module, other than of an example (a user's main, named as such).
+func ownTest() bool {
 	bi, ok := debug.ReadBuildInfo()
-	if ok && bi.Main.Path == module && !strings.HasPrefix(bi.Path, module+"/examples/") {
+	return ok && bi.Main.Path == module && strings.HasSuffix(bi.Path, ".test") && !strings.HasPrefix(bi.Path, module+"/examples/")
+}
+
+func program(arg0 string, ownTest bool) string {
+	name := filepath.Base(arg0)
+	if ownTest || name == "." || name == string(filepath.Separator) {
 		return "locktest"
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		return "locktest"
-	}
-	return filepath.Base(exe)
+	return name
 }
 
 var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]+$`)

@@ -84,3 +84,31 @@ func TestListValues(t *testing.T) {
 		}
 	}
 }
+
+// TestProgram: the name a binary goes by is its file's name as it was run
+// (a user's main, or locktest installed under another name), but this
+// module's go test binaries stand for locktest, as the harness's binary.
+func TestProgram(t *testing.T) {
+	cases := []struct {
+		arg0    string
+		ownTest bool
+		want    string
+	}{
+		{"/usr/local/bin/mylock-test", false, "mylock-test"},
+		{"./bin/locktest", false, "locktest"},
+		{"lt", false, "lt"},
+		{"/tmp/go-build1/b001/cli.test", true, "locktest"},
+		{"", false, "locktest"},
+	}
+	for _, tc := range cases {
+		if got := program(tc.arg0, tc.ownTest); got != tc.want {
+			t.Errorf("program(%q, %v) = %q, want %q", tc.arg0, tc.ownTest, got, tc.want)
+		}
+	}
+	if !ownTest() {
+		t.Error("ownTest() is false in a go test binary of this module")
+	}
+	if Program() != "locktest" {
+		t.Errorf("Program() = %q in this module's test binary, want locktest", Program())
+	}
+}
