@@ -77,7 +77,8 @@ func (c *clients) Pop() any {
 // Records returns the history, in time order with indexes assigned, as a
 // live run records it.
 func (g Counter) Records() []history.Record {
-	var recs []history.Record
+	// Two records per op, three ops per cycle, a final read per key.
+	recs := make([]history.Record, 0, 2*3*max(g.Ops/3, 1)+2*max(g.Keys, 1))
 	g.each(func(r history.Record) error {
 		recs = append(recs, r)
 		return nil
