@@ -213,13 +213,14 @@ var huge = flag.Bool("huge", false, "BenchmarkAnalyzeFloor analyzes 10M ops too 
 // BenchmarkAnalyzeFloor times `locktest analyze` of a synthetic counter
 // history (8 clients, 64 keys, 1M ops; 10M with -huge) against the floor
 // of merely reading it: each iteration decodes the history as analyze
-// does (history.ReadFile), then analyzes it with its report
-// (runner.Analyze). It reports both times per iteration and analyze's
-// multiple of the decode (x-decode), which a loaded machine stretches
-// less than the times themselves. The history has a lost update planted
-// in its last thousandth, which the analysis must find. Last, it runs
-// `locktest analyze` once as a command and reports its peak resident set
-// (peak-MB): the memory a user's machine needs.
+// does (history.ReadFile), checks it without writing the report
+// (runner.Recheck, analyze --no-report), then analyzes it with its report
+// (runner.Analyze). It reports the times per iteration and the check's and
+// analyze's multiples of the decode (check-x-decode, x-decode), which a
+// loaded machine stretches less than the times themselves. The history
+// has a lost update planted in its last thousandth, which both must find.
+// Last, it runs `locktest analyze` once as a command and reports its peak
+// resident set (peak-MB): the memory a user's machine needs.
 //
 //	go test -run '^$' -bench AnalyzeFloor -benchtime 3x ./reports [-args -huge]
 func BenchmarkAnalyzeFloor(b *testing.B) {
@@ -236,8 +237,7 @@ func BenchmarkAnalyzeFloor(b *testing.B) {
 			g := historytest.Counter{Clients: 8, Keys: 64, Ops: ops, Seed: 1, LateOverlap: true}
 			dir, resolved := runDirOf(b, g)
 			path := filepath.Join(dir, reports.HistoryFile)
-			var decode, analyze time.Duration
-			var res reports.Results
+			var decode, check, analyze time.Duration
 			b.ResetTimer()
 			for range b.N {
 				t0 := time.Now()
@@ -246,19 +246,29 @@ func BenchmarkAnalyzeFloor(b *testing.B) {
 					b.Fatal(err)
 				}
 				t1 := time.Now()
-				var err error
-				if res, err = runner.Analyze(dir, resolved); err != nil {
+				checked, err := runner.Recheck(dir, resolved)
+				if err != nil {
 					b.Fatal(err)
 				}
-				decode, analyze = decode+t1.Sub(t0), analyze+time.Since(t1)
+				t2 := time.Now()
+				analyzed, err := runner.Analyze(dir, resolved)
+				if err != nil {
+					b.Fatal(err)
+				}
+				decode, check, analyze = decode+t1.Sub(t0), check+t2.Sub(t1), analyze+time.Since(t2)
+				for _, res := range []reports.Results{checked, analyzed} {
+					if res.Verdict != checker.Invalid || res.Checks.Stats.Lost != 1 || len(res.Checks.Resource.Violations) != 1 {
+						b.Fatalf("verdict %s, %d lost, %d resource violations: want the planted lost update found",
+							res.Verdict, res.Checks.Stats.Lost, len(res.Checks.Resource.Violations))
+					}
+				}
 			}
 			b.StopTimer()
-			if res.Verdict != checker.Invalid || res.Checks.Stats.Lost != 1 || len(res.Checks.Resource.Violations) != 1 {
-				b.Fatalf("verdict %s, %d lost, %d resource violations: want the planted lost update found",
-					res.Verdict, res.Checks.Stats.Lost, len(res.Checks.Resource.Violations))
-			}
-			b.ReportMetric(decode.Seconds()/float64(b.N), "decode-s/op")
-			b.ReportMetric(analyze.Seconds()/float64(b.N), "analyze-s/op")
+			n := float64(b.N)
+			b.ReportMetric(decode.Seconds()/n, "decode-s/op")
+			b.ReportMetric(check.Seconds()/n, "check-s/op")
+			b.ReportMetric(analyze.Seconds()/n, "analyze-s/op")
+			b.ReportMetric(check.Seconds()/decode.Seconds(), "check-x-decode")
 			b.ReportMetric(analyze.Seconds()/decode.Seconds(), "x-decode")
 			b.ReportMetric(float64(peakRSS(b, locktest, dir))/(1<<20), "peak-MB")
 		})
