@@ -107,8 +107,9 @@ type Options struct {
 	// for an overlap that begins after it healed; 0 looks at the fault's
 	// window only.
 	TTL time.Duration
-	// Whole checks each key's operations in one piece, as before the checks
-	// cut them into segments: only to compare the two.
+	// Whole checks each key's operations in one piece and with porcupine
+	// alone, as before the checks cut them into segments and swept them:
+	// only to compare the two.
 	Whole bool
 }
 
@@ -130,9 +131,9 @@ func Check(recs []history.Record, opt Options) Report {
 	if opt.Whole {
 		lockCut, counterCut = whole, whole
 	}
-	rep.Mutex = run(MutexCheck, mutexModel, segmentsOf(lockOps, lockCut), start, opt.Timeout)
+	rep.Mutex = run(MutexCheck, mutexModel, segmentsOf(lockOps, lockCut), start, opt.Timeout, !opt.Whole)
 	rep.Mutex.Violations = overlaps(ops, faults, start, opt.MaxViolations)
-	rep.Resource = run(ResourceCheck, counterModel, segmentsOf(counterOps, counterCut), start, opt.Timeout)
+	rep.Resource = run(ResourceCheck, counterModel, segmentsOf(counterOps, counterCut), start, opt.Timeout, !opt.Whole)
 	rep.Stats = resourceStats(ops)
 	rep.Resource.Violations = lostUpdates(ops, faults, rep.Stats, opt.MaxViolations)
 	explainUnnamed(&rep.Mutex, "the mutex model found no legal order of the lock operations (see the visualization)")
@@ -225,9 +226,9 @@ func byKey(count map[string]int) ([][]porcupine.Operation, map[string]int) {
 	return lists, index
 }
 
-// run checks the segments of one model and picks what its visualization
-// draws.
-func run(name string, m porcupine.NondeterministicModel, segs []segment, start int64, timeout time.Duration) Result {
+// run checks the segments of one model (swept first where they can be, see
+// sweep) and picks what its visualization draws.
+func run(name string, m porcupine.NondeterministicModel, segs []segment, start int64, timeout time.Duration, swept bool) Result {
 	model := segmented(m)
 	ops := 0
 	for _, s := range segs {
@@ -235,7 +236,7 @@ func run(name string, m porcupine.NondeterministicModel, segs []segment, start i
 	}
 	r := Result{Check: name, Ops: ops, Verdict: Valid, model: model, start: start, timeout: timeout}
 	var failing []segment
-	for i, res := range checkSegments(model, segs, timeout) {
+	for i, res := range checkSegments(model, segs, timeout, swept) {
 		switch {
 		case res == porcupine.Illegal:
 			r.Verdict = Invalid

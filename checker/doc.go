@@ -7,6 +7,9 @@
 // one known state, into segments that porcupine checks apart and in
 // parallel (segments.go): the verdict is the same as checking them whole,
 // and a long history costs about linear, not quadratic, time and memory.
+// A segment whose every outcome is known is decided by one sweep over it
+// (sweep.go), which gives porcupine's verdict without its search; only the
+// segments holding an op of unknown outcome are searched.
 //
 // A checker timeout is Unknown, never Valid. Each Violation names the ops
 // behind it and the faults active when it happened.

@@ -265,9 +265,10 @@ func okAcquire(op porcupine.Operation) bool {
 	return ok && in.F == history.FAcquire && in.Outcome == history.OK
 }
 
-// checkSegments checks every segment with porcupine, in parallel, within
-// one deadline, and returns each one's result.
-func checkSegments(model porcupine.Model, segs []segment, timeout time.Duration) []porcupine.CheckResult {
+// checkSegments checks every segment, when swept by a sweep where it
+// decides (see sweep) and with porcupine otherwise, in parallel, within one
+// deadline, and returns each one's result.
+func checkSegments(model porcupine.Model, segs []segment, timeout time.Duration, swept bool) []porcupine.CheckResult {
 	results := make([]porcupine.CheckResult, len(segs))
 	deadline := time.Now().Add(timeout)
 	var next atomic.Int64
@@ -280,6 +281,12 @@ func checkSegments(model porcupine.Model, segs []segment, timeout time.Duration)
 				i := int(next.Add(1) - 1)
 				if i >= len(segs) {
 					return
+				}
+				if swept {
+					if res, ok := sweep(segs[i]); ok {
+						results[i] = res
+						continue
+					}
 				}
 				left := time.Until(deadline)
 				if left <= 0 {

@@ -3,12 +3,18 @@ package reports_test
 import (
 	"compress/gzip"
 	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/locktest/locktest/checker"
 	"github.com/locktest/locktest/history"
@@ -200,4 +206,83 @@ func historyBytes(b *testing.B, dir string) int64 {
 		b.Fatal(err)
 	}
 	return info.Size()
+}
+
+var huge = flag.Bool("huge", false, "BenchmarkAnalyzeFloor analyzes 10M ops too (minutes, gigabytes)")
+
+// BenchmarkAnalyzeFloor times `locktest analyze` of a synthetic counter
+// history (8 clients, 64 keys, 1M ops; 10M with -huge) against the floor
+// of merely reading it: each iteration decodes the history as analyze
+// does (history.ReadFile), checks it without writing the report
+// (runner.Recheck, analyze --no-report), then analyzes it with its report
+// (runner.Analyze). It reports the times per iteration and the check's and
+// analyze's multiples of the decode (check-x-decode, x-decode), which a
+// loaded machine stretches less than the times themselves. The history
+// has a lost update planted in its last thousandth, which both must find.
+// Last, it runs `locktest analyze` once as a command and reports its peak
+// resident set (peak-MB): the memory a user's machine needs.
+//
+//	go test -run '^$' -bench AnalyzeFloor -benchtime 3x ./reports [-args -huge]
+func BenchmarkAnalyzeFloor(b *testing.B) {
+	sizes := []int{1_000_000}
+	if *huge {
+		sizes = append(sizes, 10_000_000)
+	}
+	locktest := filepath.Join(b.TempDir(), "locktest")
+	if out, err := exec.Command("go", "build", "-o", locktest, "../cmd/locktest").CombinedOutput(); err != nil {
+		b.Fatalf("build locktest: %v\n%s", err, out)
+	}
+	for _, ops := range sizes {
+		b.Run(fmt.Sprintf("ops=%d", ops), func(b *testing.B) {
+			g := historytest.Counter{Clients: 8, Keys: 64, Ops: ops, Seed: 1, LateOverlap: true}
+			dir, resolved := runDirOf(b, g)
+			path := filepath.Join(dir, reports.HistoryFile)
+			var decode, check, analyze time.Duration
+			b.ResetTimer()
+			for range b.N {
+				t0 := time.Now()
+				// Analyze reads its own: these records are garbage at once.
+				if _, err := history.ReadFile(path); err != nil {
+					b.Fatal(err)
+				}
+				t1 := time.Now()
+				checked, err := runner.Recheck(dir, resolved)
+				if err != nil {
+					b.Fatal(err)
+				}
+				t2 := time.Now()
+				analyzed, err := runner.Analyze(dir, resolved)
+				if err != nil {
+					b.Fatal(err)
+				}
+				decode, check, analyze = decode+t1.Sub(t0), check+t2.Sub(t1), analyze+time.Since(t2)
+				for _, res := range []reports.Results{checked, analyzed} {
+					if res.Verdict != checker.Invalid || res.Checks.Stats.Lost != 1 || len(res.Checks.Resource.Violations) != 1 {
+						b.Fatalf("verdict %s, %d lost, %d resource violations: want the planted lost update found",
+							res.Verdict, res.Checks.Stats.Lost, len(res.Checks.Resource.Violations))
+					}
+				}
+			}
+			b.StopTimer()
+			n := float64(b.N)
+			b.ReportMetric(decode.Seconds()/n, "decode-s/op")
+			b.ReportMetric(check.Seconds()/n, "check-s/op")
+			b.ReportMetric(analyze.Seconds()/n, "analyze-s/op")
+			b.ReportMetric(check.Seconds()/decode.Seconds(), "check-x-decode")
+			b.ReportMetric(analyze.Seconds()/decode.Seconds(), "x-decode")
+			b.ReportMetric(float64(peakRSS(b, locktest, dir))/(1<<20), "peak-MB")
+		})
+	}
+}
+
+// peakRSS runs `locktest analyze dir` and returns its peak resident set in
+// bytes; the planted lost update makes it exit 1 (invalid), as it must.
+func peakRSS(b *testing.B, locktest, dir string) int64 {
+	cmd := exec.Command(locktest, "analyze", dir)
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1) || !strings.Contains(string(out), "verdict   INVALID") {
+		b.Fatalf("locktest analyze %s: %v\n%s", dir, err, out)
+	}
+	return cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10
 }

@@ -3,6 +3,7 @@ package reports_test
 import (
 	"bytes"
 	"encoding/base64"
+	"flag"
 	"html"
 	"image/png"
 	"os"
@@ -87,5 +88,45 @@ func TestStoredRunReport(t *testing.T) {
 		if img.Width != 2*shown {
 			t.Errorf("a %d px wide plot shown %d px wide: want it drawn at twice its size", img.Width, shown)
 		}
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite the golden files of the stored run")
+
+// TestStoredRunSummaryGolden re-checks the stored 60 s run and compares its
+// summary, byte for byte, with the one kept beside it: a faster check must
+// not change what a user reads. The run directory's path, which a test's
+// temporary directory changes, reads as <run dir>. After a deliberate
+// change of the summary: go test -run SummaryGolden -update ./reports.
+func TestStoredRunSummaryGolden(t *testing.T) {
+	cfg, err := scenario.LoadConfig(stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resolved, err := runner.Resolve(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := runner.Analyze(runDir(t), resolved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(res.Dir, reports.SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = bytes.ReplaceAll(got, []byte(res.Dir), []byte("<run dir>"))
+	golden := filepath.Join(stored, "summary.golden")
+	if *update {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("the stored run's summary differs from %s:\n--- got\n%s\n--- want\n%s", golden, got, want)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"sort"
 
 	"github.com/locktest/locktest/history"
 )
@@ -37,6 +36,10 @@ type Counter struct {
 	// UnknownReleases is how many releases end info (a timeout); the lock
 	// was in fact released.
 	UnknownReleases int
+	// LateOverlap grants one more acquire while another client holds the
+	// key, in the last thousandth of the cycles: a lost update near the end
+	// of a long run, which a check that gave up early would miss.
+	LateOverlap bool
 }
 
 // Timing, in nanoseconds: short, so that the history spans seconds, not
@@ -74,6 +77,42 @@ func (c *clients) Pop() any {
 // Records returns the history, in time order with indexes assigned, as a
 // live run records it.
 func (g Counter) Records() []history.Record {
+	// Two records per op, three ops per cycle, a final read per key.
+	recs := make([]history.Record, 0, 2*3*max(g.Ops/3, 1)+2*max(g.Keys, 1))
+	g.each(func(r history.Record) error {
+		recs = append(recs, r)
+		return nil
+	})
+	return recs
+}
+
+// pending is a record generated ahead of time: a cycle's records are made
+// at its start and handed on once no later cycle can record anything
+// earlier. order breaks ties of time in the order they were made.
+type pending struct {
+	rec   history.Record
+	order int
+}
+
+type pendings []pending
+
+func (p pendings) Len() int { return len(p) }
+func (p pendings) Less(i, j int) bool {
+	return p[i].rec.Time < p[j].rec.Time || p[i].rec.Time == p[j].rec.Time && p[i].order < p[j].order
+}
+func (p pendings) Swap(i, j int) { p[i], p[j] = p[j], p[i] }
+func (p *pendings) Push(x any)   { *p = append(*p, x.(pending)) }
+func (p *pendings) Pop() any {
+	old := *p
+	x := old[len(old)-1]
+	*p = old[:len(old)-1]
+	return x
+}
+
+// each hands the history's records to emit in time order, indexes
+// assigned, holding only the cycles in flight: a history of ten million
+// operations is written without being kept.
+func (g Counter) each(emit func(history.Record) error) error {
 	rng := rand.New(rand.NewPCG(g.Seed, 0x10c4))
 	keys := max(g.Keys, 1)
 	cycles := max(g.Ops/3, 1)
@@ -81,12 +120,33 @@ func (g Counter) Records() []history.Record {
 	overlapAt := spread(cycles, g.Overlaps, 0)
 	unknownAt := spread(cycles, g.Unknowns, 1)
 	unknownRelAt := spread(cycles, g.UnknownReleases, 2)
+	if g.LateOverlap {
+		overlapAt[cycles-max(cycles/1000, 1)] = true
+	}
 
 	free := make([]int64, keys)  // when each key's lock is next free
 	value := make([]int64, keys) // the counter of each key
 	lastRead := make([]int64, keys)
-	recs := make([]history.Record, 0, 2*cycles*3+2*keys)
-	emit := func(c *client, f, key string, call, ret int64, outcome history.Type, val *int64) {
+	names := make([]string, keys)
+	for k := range names {
+		names[k] = fmt.Sprintf("lock-%d", k)
+	}
+	var ahead pendings
+	made, index := 0, 0
+	var end int64
+	// flush hands on the records timed before t.
+	flush := func(t int64) error {
+		for len(ahead) > 0 && ahead[0].rec.Time < t {
+			r := heap.Pop(&ahead).(pending).rec
+			r.Index = index
+			index++
+			if err := emit(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	record := func(c *client, f, key string, call, ret int64, outcome history.Type, val *int64) {
 		c.seq++
 		inv := history.Record{Process: c.id, Seq: c.seq, Type: history.Invoke, F: f, Key: key, Time: call}
 		done := inv
@@ -94,7 +154,10 @@ func (g Counter) Records() []history.Record {
 		if f == history.FAcquire || f == history.FRelease {
 			done.Cmds = 1
 		}
-		recs = append(recs, inv, done)
+		heap.Push(&ahead, pending{inv, made})
+		heap.Push(&ahead, pending{done, made + 1})
+		made += 2
+		end = max(end, ret)
 	}
 	var q clients
 	for i := range max(g.Clients, 1) {
@@ -105,8 +168,12 @@ func (g Counter) Records() []history.Record {
 	unknowns := 0
 	for cycle := range cycles {
 		c := q[0]
+		// Every later cycle starts at or after c.next.
+		if err := flush(c.next); err != nil {
+			return err
+		}
 		k := rng.IntN(keys)
-		key := fmt.Sprintf("lock-%d", k)
+		key := names[k]
 		lat := func() int64 { return latency + rng.Int64N(latency) }
 		call := c.next
 		pendingOverlap = pendingOverlap || overlapAt[cycle]
@@ -124,7 +191,7 @@ func (g Counter) Records() []history.Record {
 			read = value[k]
 			value[k]++
 		}
-		emit(c, history.FAcquire, key, call, granted, history.OK, nil)
+		record(c, history.FAcquire, key, call, granted, history.OK, nil)
 		inCall := granted + rng.Int64N(latency)
 		inRet := inCall + holdMin + rng.Int64N(holdMax-holdMin)
 		outcome := history.OK
@@ -135,7 +202,7 @@ func (g Counter) Records() []history.Record {
 				value[k]-- // the write never landed
 			}
 		}
-		emit(c, history.FIncr, key, inCall, inRet, outcome, history.Int64(read))
+		record(c, history.FIncr, key, inCall, inRet, outcome, history.Int64(read))
 		lastRead[k] = read
 		relCall := inRet + rng.Int64N(latency)
 		relRet := relCall + lat()
@@ -143,25 +210,18 @@ func (g Counter) Records() []history.Record {
 		if unknownRelAt[cycle] {
 			relOutcome = history.Info
 		}
-		emit(c, history.FRelease, key, relCall, relRet, relOutcome, nil)
+		record(c, history.FRelease, key, relCall, relRet, relOutcome, nil)
 		free[k] = max(free[k], relRet)
 		c.next = relRet + rng.Int64N(latency)
 		heap.Fix(&q, 0)
 	}
-	var end int64
-	for _, r := range recs {
-		end = max(end, r.Time)
-	}
 	coord := &client{id: history.NemesisProcess}
+	last := end
 	for k := range keys {
-		call := end + int64(k+1)*latency
-		emit(coord, history.FRead, fmt.Sprintf("lock-%d", k), call, call+latency/2, history.OK, history.Int64(value[k]))
+		call := last + int64(k+1)*latency
+		record(coord, history.FRead, names[k], call, call+latency/2, history.OK, history.Int64(value[k]))
 	}
-	sort.SliceStable(recs, func(i, j int) bool { return recs[i].Time < recs[j].Time })
-	for i := range recs {
-		recs[i].Index = i
-	}
-	return recs
+	return flush(history.Never)
 }
 
 // spread marks n of cycles, evenly spaced, shifted by phase so that
@@ -174,16 +234,15 @@ func spread(cycles, n, phase int) map[int]bool {
 	return at
 }
 
-// Write writes the history as history.jsonl lines.
+// Write writes the history as history.jsonl lines, as it is generated.
 func (g Counter) Write(w io.Writer) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	enc := json.NewEncoder(bw)
-	for _, r := range g.Records() {
-		if err := enc.Encode(r); err != nil {
-			return fmt.Errorf("write synthetic history: %w", err)
-		}
+	err := g.each(func(r history.Record) error { return enc.Encode(r) })
+	if err == nil {
+		err = bw.Flush()
 	}
-	if err := bw.Flush(); err != nil {
+	if err != nil {
 		return fmt.Errorf("write synthetic history: %w", err)
 	}
 	return nil
