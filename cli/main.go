@@ -44,6 +44,7 @@ and checks the history with porcupine. Exit codes follow Jepsen: 0 valid,
 // the workers are spawned from os.Executable(), so the user's binary, with
 // the design compiled in, is the worker too.
 func Main(args []string, stdout, stderr io.Writer) int {
+	mainArgs = args
 	SetLogging(stderr)
 	root := newRoot(stdout, stderr)
 	if len(args) == 0 {
@@ -83,6 +84,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "%s: %v; see %s --help\n", cmd.CommandPath(), err, cmd.CommandPath())
 	return exitBadArgs
 }
+
+// mainArgs are the arguments Main was given: a run that needs a network
+// namespace of its own runs them again in one (rerunInLab).
+var mainArgs []string
 
 // twoDashes rewrites the single-dash long flags Go's flag package took
 // (-impl x, -seed=3), which scripts written for the command line before

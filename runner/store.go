@@ -105,7 +105,7 @@ func relink(link, target string) error {
 func configJSON(cfg Resolved) ([]byte, error) {
 	data, err := json.MarshalIndent(scenario.Stored{Config: cfg.Config, Locktest: reports.CurrentBuild().String(),
 		Design:    &scenario.StoredDesign{Binaries: cfg.Design.Binaries, GuardsWrites: cfg.Design.GuardsWrites},
-		Reproduce: cfg.reproduce()}, "", "  ")
+		Reproduce: cfg.reproduce(), NetworkNote: cfg.NetworkNote}, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("encode config: %w", err)
 	}
