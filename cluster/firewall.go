@@ -160,6 +160,9 @@ func (f *firewall) tagsLocked() ([]string, error) {
 	return out, nil
 }
 
+// tcpRST is the RST bit of the TCP header's flags byte (offset 13).
+const tcpRST = 0x04
+
 // lossScale is the resolution of a loss probability: numgen draws a
 // number in [0, lossScale) per packet.
 const lossScale = 10000
@@ -177,8 +180,14 @@ func (r packetRule) exprs() []expr.Any {
 		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: r.peer.To4()},
 	}
 	if r.verdict == verdictReset {
+		// TCP, and not itself a reset: the RST the input rule answers
+		// with leaves through the output chain, whose rule would else
+		// swallow it.
 		es = append(es, &expr.Meta{Key: expr.MetaKeyL4PROTO, Register: 1},
-			&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{unix.IPPROTO_TCP}})
+			&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{unix.IPPROTO_TCP}},
+			&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseTransportHeader, Offset: 13, Len: 1},
+			&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 1, Mask: []byte{tcpRST}, Xor: []byte{0}},
+			&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{0}})
 	}
 	if r.prob < 1 {
 		// numgen leaves its number in host order; cmp compares bytes, so
