@@ -4,9 +4,12 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"syscall"
@@ -325,5 +328,154 @@ func TestKernelResetAndLoss(t *testing.T) {
 	t.Logf("with loss 0.3, %.3f of %d datagrams arrived", share, sent)
 	if err := l.Heal(""); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// labPhaseEnv tells TestLabCoordinator how far to build its lab before it
+// says it is ready to be killed.
+const labPhaseEnv = "LOCKTEST_TEST_LAB_PHASE"
+
+// TestLabCoordinator is not a test of its own: TestLabLeavesNothing runs
+// it as a coordinator to SIGKILL. It reruns itself in a lab, builds the
+// lab up to the phase asked (a bridge; endpoints with a process each;
+// rules in their firewalls), prints "ready PID MARKER" and waits.
+func TestLabCoordinator(t *testing.T) {
+	phase := os.Getenv(labPhaseEnv)
+	if phase == "" {
+		return // only as TestLabLeavesNothing's coordinator
+	}
+	if !InLab() {
+		code, err := RerunInLab(os.Args[1:])
+		if err != nil || code != 0 {
+			t.Fatalf("lab: exit %d, %v", code, err)
+		}
+		return
+	}
+	marker := fmt.Sprintf("3141.%d", os.Getpid())
+	if phase != "start" {
+		c, err := NewInLab(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"n0", "n1", "c0"} {
+			e, err := c.lab.Endpoint(name, name == "c0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if phase == "lab" {
+				break
+			}
+			if _, err := Start(Spec{Name: name, Path: "sleep", Args: []string{marker}, Net: e}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if phase == "rules" {
+			for _, name := range []string{"c0:n0", "n1:n0"} {
+				l, err := c.Link(name, "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := errors.Join(l.Cut("t"), l.Lose("u", 0.5), l.Reset("v")); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	fmt.Printf("ready %d %s\n", os.Getpid(), marker)
+	time.Sleep(time.Minute)
+}
+
+// hostNetwork is what the host's network looks like to the tools a user
+// would ask: interfaces, named namespaces, iptables and nftables rules.
+func hostNetwork(t *testing.T) string {
+	t.Helper()
+	var b strings.Builder
+	for _, cmd := range [][]string{{"ip", "-o", "link"}, {"ip", "netns", "list"}, {"iptables-save"}, {"nft", "list", "ruleset"}} {
+		out, err := exec.Command(cmd[0], cmd[1:]...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", strings.Join(cmd, " "), err, out)
+		}
+		b.WriteString("$ " + strings.Join(cmd, " ") + "\n")
+		for _, line := range strings.Split(string(out), "\n") {
+			// iptables-save dates its output; packet counters move.
+			if !strings.HasPrefix(line, "#") {
+				b.WriteString(regexp.MustCompile(`\[\d+:\d+\]`).ReplaceAllString(line, "") + "\n")
+			}
+		}
+	}
+	return b.String()
+}
+
+// withMarker lists the processes whose command line holds marker.
+func withMarker(marker string) []string {
+	var out []string
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(cmdline), marker) {
+			out = append(out, d.Name())
+		}
+	}
+	return out
+}
+
+// TestLabLeavesNothing SIGKILLs a coordinator whose lab is at each phase
+// of its making: after it entered its namespace, with a bridge and
+// endpoints, with a process in each, with rules in their firewalls. The
+// host's interfaces, namespaces and rulesets are then what they were, and
+// no process of the lab is left. Cost: about 2 s a phase.
+func TestLabLeavesNothing(t *testing.T) {
+	if err := LabSupport(); err != nil {
+		t.Fatal(err)
+	}
+	before := hostNetwork(t)
+	for _, phase := range []string{"start", "lab", "procs", "rules"} {
+		t.Run(phase, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run", "^TestLabCoordinator$", "-test.count=1")
+			cmd.Env = append(os.Environ(), labPhaseEnv+"="+phase)
+			cmd.Stderr = os.Stderr
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer cmd.Wait()
+			var pid int
+			var marker string
+			sc := bufio.NewScanner(out)
+			for sc.Scan() {
+				if _, err := fmt.Sscanf(sc.Text(), "ready %d %s", &pid, &marker); err == nil {
+					break
+				}
+			}
+			if marker == "" {
+				_ = cmd.Process.Kill()
+				t.Fatal("the coordinator never said it was ready")
+			}
+			if phase == "procs" || phase == "rules" {
+				if got := withMarker(marker); len(got) != 3 {
+					t.Fatalf("before the kill, %d processes in the lab, want 3", len(got))
+				}
+			}
+			if err := cmd.Process.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				_, labErr := os.Stat(fmt.Sprintf("/proc/%d", pid))
+				left := withMarker(marker)
+				after := hostNetwork(t)
+				if errors.Is(labErr, os.ErrNotExist) && len(left) == 0 && after == before {
+					return
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("10 s after the SIGKILL: lab process alive %v, processes left %v, host network changed %v:\n%s",
+						labErr == nil, left, after != before, after)
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+		})
 	}
 }
