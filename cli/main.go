@@ -52,6 +52,12 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		root.Usage()
 		return exitBadArgs
 	}
+	if cluster.InLab() {
+		if err := cluster.StartLab(); err != nil {
+			fmt.Fprintln(stderr, "locktest:", err)
+			return exitInternal
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// Whatever happens below, no child outlives this process, nor any

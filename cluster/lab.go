@@ -44,6 +44,20 @@ const LabEnv = "LOCKTEST_IN_LAB"
 // InLab reports whether this process is a coordinator RerunInLab started.
 func InLab() bool { return os.Getenv(LabEnv) == "1" }
 
+// StartLab readies the namespace RerunInLab started this process in: its
+// loopback is down until then, and the runs of a suite that need no lab
+// use it as any run uses the host's.
+func StartLab() error {
+	lo, err := netlink.LinkByName("lo")
+	if err != nil {
+		return fmt.Errorf("lab: loopback: %w", err)
+	}
+	if err := netlink.LinkSetUp(lo); err != nil {
+		return fmt.Errorf("lab: loopback up: %w", err)
+	}
+	return nil
+}
+
 // LabSupport says why a run cannot have a lab here, or nil.
 func LabSupport() error {
 	if os.Geteuid() != 0 {
@@ -147,13 +161,6 @@ func (e *Endpoint) handle() netns.NsHandle {
 func NewLab() (*Lab, error) {
 	if !InLab() {
 		return nil, errors.New("--network netns: this process does not run in a network namespace of its own (locktest run and suite run start one; see docs/network.md)")
-	}
-	lo, err := netlink.LinkByName("lo")
-	if err != nil {
-		return nil, fmt.Errorf("lab: loopback: %w", err)
-	}
-	if err := netlink.LinkSetUp(lo); err != nil {
-		return nil, fmt.Errorf("lab: loopback up: %w", err)
 	}
 	labSubnets.Lock()
 	subnet := byte(0)

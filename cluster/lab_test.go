@@ -26,6 +26,9 @@ import (
 func inLab(t *testing.T) bool {
 	t.Helper()
 	if InLab() {
+		if err := StartLab(); err != nil {
+			t.Fatal(err)
+		}
 		return true
 	}
 	if err := LabSupport(); err != nil {
@@ -350,6 +353,9 @@ func TestLabCoordinator(t *testing.T) {
 			t.Fatalf("lab: exit %d, %v", code, err)
 		}
 		return
+	}
+	if err := StartLab(); err != nil {
+		t.Fatal(err)
 	}
 	marker := fmt.Sprintf("3141.%d", os.Getpid())
 	if phase != "start" {

@@ -64,12 +64,14 @@ const (
 	NetworkNetns = "netns"
 )
 
-// resolveNetwork decides what makes the run's link faults. netns is
+// ResolveNetwork decides what makes the run's link faults. netns is
 // refused where it cannot be had at all (not root); it gives way to the
 // proxy, saying why, where the run's servers are not its own processes
 // or a fault needs a proxy (a delay: no netem); a fault only the kernel
 // makes (packet loss, one-way partitions) refuses the proxy.
-func resolveNetwork(r *Resolved) error {
+// A suite that sets --network or --backend for every run resolves again.
+func ResolveNetwork(r *Resolved) error {
+	r.NetworkNote = ""
 	var kernelOnly, proxyOnly []string
 	for _, f := range r.Faults {
 		switch f.Traits().Net {
@@ -229,7 +231,7 @@ func Resolve(cfg scenario.Config) (Resolved, error) {
 		return r, bad("--checkpoint %q: no fault of the run stops a client at a checkpoint it names: add %s to --fault, or drop --checkpoint",
 			cfg.Checkpoint, strings.Join(names, " or "))
 	}
-	if err := resolveNetwork(&r); err != nil {
+	if err := ResolveNetwork(&r); err != nil {
 		return r, err
 	}
 	if r.FaultDuration == 0 {

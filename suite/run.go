@@ -202,6 +202,11 @@ func (f *File) jobs(opt Options) ([]job, error) {
 			if opt.Network != "" {
 				r.Network = opt.Network
 			}
+			if opt.Network != "" || opt.Backend != "" {
+				if err := runner.ResolveNetwork(&r); err != nil {
+					return nil, err
+				}
+			}
 			out = append(out, job{index: len(out), sc: sc, cfg: r})
 		}
 	}
