@@ -71,9 +71,13 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	if slices.Contains([]string{"run", "suite", "explore", "envelope"}, args[0]) {
 		defer container.StopTopology()
 		// A cgroup holds what the subreaper loses when this process is
-		// SIGKILLed: children that left their session.
-		if err := cluster.ConfineRun(); err != nil {
-			slog.Info("processes that leave their session may outlive a SIGKILLed coordinator", "err", err)
+		// SIGKILLed: children that left their session. A coordinator
+		// rerun in its lab was born into its parent's, whose guard kills
+		// it and all it started, whichever of the two is killed.
+		if !cluster.InLab() {
+			if err := cluster.ConfineRun(); err != nil {
+				slog.Info("processes that leave their session may outlive a SIGKILLed coordinator", "err", err)
+			}
 		}
 	}
 	root.SetArgs(twoDashes(root, args))
