@@ -87,11 +87,6 @@ const (
 	NetKernel
 )
 
-// NeedsNet reports whether any of fs needs need of its links.
-func NeedsNet(fs []Fault, need NetNeed) bool {
-	return slices.ContainsFunc(fs, func(f Fault) bool { return f.Traits().Net == need })
-}
-
 // Size is a fault's magnitude, which what it can show depends on: a
 // pause, a delay or a clock jump compared with the lease.
 type Size struct {

@@ -773,6 +773,9 @@ func analyze(dir string, cfg Resolved, write bool, writing func()) (reports.Resu
 	res := reports.Results{Scenario: cfg.Scenario, Impl: cfg.Impl, Workload: cfg.Workload.Name, Faults: cfg.Config.Faults,
 		Seed: cfg.Seed, Clients: cfg.Clients, Command: cfg.reproduce(), Config: cfg.Config, Dir: dir,
 		Locktest: reports.CurrentBuild()}
+	if cfg.NetworkNote != "" {
+		res.Notes = append(res.Notes, cfg.NetworkNote)
+	}
 	if len(cfg.Servers) == 0 {
 		res.Servers = cluster.ServerVersions(slices.Collect(maps.Keys(binaries(cfg))))
 	} else {

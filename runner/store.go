@@ -136,7 +136,7 @@ func LoadRun(dir string) (Resolved, error) {
 		msg, field := scenario.FieldTerms(err.Error())
 		return Resolved{}, bad("%s: field %s: %s; the file is damaged, or was not written by locktest run", path, field, msg)
 	}
-	r := Resolved{Config: run.Config, Reproduce: run.Reproduce}
+	r := Resolved{Config: run.Config, Reproduce: run.Reproduce, NetworkNote: run.NetworkNote}
 	if r.Workload, err = workloads.Lookup(run.Workload); err != nil {
 		return r, bad("%s: %v", path, err)
 	}

@@ -54,8 +54,10 @@ func TestNetworkChoice(t *testing.T) {
 	r = locktest(t, append(run, "--fault", "latency")...)
 	r.assertNothingLeft(t)
 	network, note := storedNetwork(t, r)
-	if r.code != 0 || network != "proxy" || !strings.Contains(note, "latency") || !strings.Contains(r.stderr, note) {
-		t.Errorf("latency with netns: exit %d, network %q, note %q; want the proxy, said on stderr and in config.json", r.code, network, note)
+	if r.code != 0 || network != "proxy" || !strings.Contains(note, "latency") || !strings.Contains(r.stderr, note) ||
+		!strings.Contains(r.stdout, note) {
+		t.Errorf("latency with netns: exit %d, network %q, note %q; want the proxy, said on stderr, in the summary and in config.json",
+			r.code, network, note)
 	}
 
 	r = locktest(t, "run", "--impl", "redis-single", "--fault", "loss")
