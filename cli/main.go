@@ -47,12 +47,19 @@ and checks the history with porcupine. Exit codes follow Jepsen: 0 valid,
 // the workers are spawned from os.Executable(), so the user's binary, with
 // the design compiled in, is the worker too.
 func Main(args []string, stdout, stderr io.Writer) int {
+	mainArgs = args
 	SetLogging(stderr)
 	root := newRoot(prog, stdout, stderr)
 	if len(args) == 0 {
 		root.SetOut(stderr)
 		root.Usage()
 		return exitBadArgs
+	}
+	if cluster.InLab() {
+		if err := cluster.StartLab(); err != nil {
+			fmt.Fprintln(stderr, "locktest:", err)
+			return exitInternal
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -67,9 +74,13 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	if slices.Contains([]string{"run", "suite", "explore", "envelope"}, args[0]) {
 		defer container.StopTopology()
 		// A cgroup holds what the subreaper loses when this process is
-		// SIGKILLed: children that left their session.
-		if err := cluster.ConfineRun(); err != nil {
-			slog.Info("processes that leave their session may outlive a SIGKILLed coordinator", "err", err)
+		// SIGKILLed: children that left their session. A coordinator
+		// rerun in its lab was born into its parent's, whose guard kills
+		// it and all it started, whichever of the two is killed.
+		if !cluster.InLab() {
+			if err := cluster.ConfineRun(); err != nil {
+				slog.Info("processes that leave their session may outlive a SIGKILLed coordinator", "err", err)
+			}
 		}
 	}
 	root.SetArgs(twoDashes(root, args))
@@ -86,6 +97,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "%s: %v; see %s --help\n", cmd.CommandPath(), err, cmd.CommandPath())
 	return exitBadArgs
 }
+
+// mainArgs are the arguments Main was given: a run that needs a network
+// namespace of its own runs them again in one (rerunInLab).
+var mainArgs []string
 
 // twoDashes rewrites the single-dash long flags Go's flag package took
 // (-impl x, -seed=3), which scripts written for the command line before

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/locktest/locktest/checker"
+	"github.com/locktest/locktest/cluster"
 	"github.com/locktest/locktest/live"
 	"github.com/locktest/locktest/reports"
 	"github.com/locktest/locktest/runner"
@@ -69,6 +70,9 @@ interrupted. The summary ends with the command that reproduces the run.`,
 		resolved, err := runner.Resolve(cfg)
 		if err != nil {
 			return exitCode(err, stderr)
+		}
+		if resolved.Network == runner.NetworkNetns && !cluster.InLab() {
+			return rerunInLab(stderr)
 		}
 		for _, w := range runner.Warnings(resolved) {
 			fmt.Fprintln(stderr, prog+" run: warning:", w)
@@ -174,4 +178,15 @@ func needImpl(cmd *cobra.Command, base scenario.Config) bool {
 		return false
 	}
 	return true
+}
+
+// rerunInLab runs this command line again in a network namespace of its
+// own, where a run's lab lives (cluster.RerunInLab), and exits as it does.
+func rerunInLab(stderr io.Writer) int {
+	code, err := cluster.RerunInLab(mainArgs)
+	if err != nil {
+		fmt.Fprintln(stderr, "locktest:", err)
+		return exitBadArgs
+	}
+	return code
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/locktest/locktest/cluster"
 	"github.com/locktest/locktest/live"
+	"github.com/locktest/locktest/runner"
 	"github.com/locktest/locktest/suite"
 )
 
@@ -101,6 +102,7 @@ func suiteRunFlags(fs *pflag.FlagSet, opt *suite.Options, with string) {
 	fs.Lookup("parallel").DefValue = parallelDefault
 	fs.IntVar(&opt.Seeds, "seeds", 0, with+"run every scenario with seeds 1..N instead of its own (detection rates)")
 	fs.StringVar(&opt.Backend, "backend", "", with+"run every scenario's servers as local processes or docker containers (default: each scenario's own, local)")
+	fs.StringVar(&opt.Network, "network", "", with+"make every scenario's link faults with a proxy or in network namespaces, netns (default: each scenario's own, proxy)")
 }
 
 func suiteRunCommand() *cobra.Command {
@@ -161,6 +163,9 @@ func runSuite(ctx context.Context, path string, opt suite.Options, filter, shard
 		if opt.Shard != nil {
 			opt.Out += fmt.Sprintf("-shard%dof%d", opt.Shard.Index, opt.Shard.Count)
 		}
+	}
+	if needsLab(f, opt) && !cluster.InLab() {
+		return rerunInLab(stderr)
 	}
 	opt.Progress, opt.Terminal = stderr, live.IsTerminal(stderr)
 	rep, err := suite.Run(ctx, f, opt)
@@ -238,4 +243,19 @@ func suiteMergeCommand() *cobra.Command {
 		return suiteExit(rep)
 	})
 	return cmd
+}
+
+// needsLab reports whether a run of the suite asks for --network netns.
+func needsLab(f *suite.File, opt suite.Options) bool {
+	if opt.Network != "" {
+		return opt.Network == runner.NetworkNetns
+	}
+	for _, sc := range f.Scenarios {
+		for _, r := range sc.Runs {
+			if r.Network == runner.NetworkNetns {
+				return true
+			}
+		}
+	}
+	return false
 }

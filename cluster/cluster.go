@@ -18,6 +18,9 @@ type Cluster struct {
 	shim    string
 	links   links
 	backend Backend
+	// lab, when set, holds every server and client in a network namespace
+	// of its own, and links are kernel links (NewInLab).
+	lab *Lab
 	// guard continues the user's servers once its stdin closes (Adopt).
 	guard *os.File
 	// timeouts are the lock servers' (SetTimeouts).

@@ -11,7 +11,10 @@
 // continued and killed; a paused process is continued before it is killed.
 // Every path a client or replica dials goes through its own Link (an
 // embedded toxiproxy proxy), and servers started under the clock shim have
-// a Clock the coordinator can move: the handles the faults act on.
+// a Clock the coordinator can move: the handles the faults act on. In a
+// lab (--network netns, lab.go) each server and client has a network
+// namespace of its own instead, and a Link's effects are firewall rules
+// the kernel applies to packets (firewall.go).
 //
 // A Backend decides where servers run: local processes (the default), or
 // a backend another package registers (RegisterBackend): cluster/container

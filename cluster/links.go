@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -23,6 +24,13 @@ import (
 //
 // Links are toxiproxy proxies run inside the coordinator through toxiproxy's
 // Go types: no HTTP API, no extra port, and errors come back as values.
+//
+// In a lab (NewInLab) a link is a kernel link instead: the dialing side
+// connects to the server itself, and the link's effects are firewall rules
+// in the namespace of its server end, To, that match the addresses of its
+// other end: packets dropped or reset as a network would, so a connection
+// that a partition spared outlives it. From is then a client, a server, or
+// "peers": every other server (etcd's members dial each other's peer port).
 type Link struct {
 	// Name is "FROM:TO" by convention: FROM is who dials (a client "c0" or
 	// a node name), TO the server dialed.
@@ -31,6 +39,8 @@ type Link struct {
 	Upstream string
 
 	proxy *toxiproxy.Proxy
+	// lab is set for a kernel link, whose proxy is nil.
+	lab *Lab
 	// bypass, if set, closes the connections between From and To that
 	// do not go through the link (see StartZooKeeper): Cut calls it once
 	// the link is cut, so nothing crosses the partition.
@@ -52,9 +62,6 @@ type links struct {
 // "FROM:TO" (see Link). Deploy functions use it for replication links;
 // the runner for every client→node and client→resource link.
 func (c *Cluster) Link(name, upstream string) (*Link, error) {
-	c.links.once.Do(func() {
-		c.links.server = toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
-	})
 	from, to, ok := strings.Cut(name, ":") // see LinkName
 	if !ok {
 		to = name
@@ -62,6 +69,12 @@ func (c *Cluster) Link(name, upstream string) (*Link, error) {
 	// "FROM:TO/PURPOSE" is a further link between the same two, to another
 	// port of TO (ZooKeeper's election port, say): it belongs to TO.
 	to, _, _ = strings.Cut(to, "/")
+	if c.lab != nil {
+		return c.addLink(&Link{Name: name, From: from, To: to, Upstream: upstream, lab: c.lab})
+	}
+	c.links.once.Do(func() {
+		c.links.server = toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	host, err := c.backend.LinkHost(ctx)
 	cancel()
@@ -72,13 +85,20 @@ func (c *Cluster) Link(name, upstream string) (*Link, error) {
 	if err := p.Start(); err != nil {
 		return nil, fmt.Errorf("link %s: %w", name, err)
 	}
-	l := &Link{Name: name, From: from, To: to, Upstream: upstream, proxy: p}
+	l, err := c.addLink(&Link{Name: name, From: from, To: to, Upstream: upstream, proxy: p})
+	if err != nil {
+		p.Stop()
+	}
+	return l, err
+}
+
+// addLink registers l unless a link of its name exists.
+func (c *Cluster) addLink(l *Link) (*Link, error) {
 	c.links.mu.Lock()
 	defer c.links.mu.Unlock()
 	for _, o := range c.links.all {
-		if o.Name == name {
-			p.Stop()
-			return nil, fmt.Errorf("link %s: already exists", name)
+		if o.Name == l.Name {
+			return nil, fmt.Errorf("link %s: already exists", l.Name)
 		}
 	}
 	c.links.all = append(c.links.all, l)
@@ -100,12 +120,24 @@ func (c *Cluster) closeLinks() {
 	c.links.all = nil
 	c.links.mu.Unlock()
 	for _, l := range all {
-		l.proxy.Stop()
+		if l.proxy != nil {
+			l.proxy.Stop()
+		}
 	}
 }
 
-// Addr is the address the dialing side connects to.
-func (l *Link) Addr() string { return l.proxy.Listen }
+// Addr is the address the dialing side connects to: the proxy's, or the
+// server's own for a kernel link.
+func (l *Link) Addr() string {
+	if l.proxy == nil {
+		return l.Upstream
+	}
+	return l.proxy.Listen
+}
+
+// Kernel reports whether the link's effects are firewall rules (a lab's
+// link), not a proxy's.
+func (l *Link) Kernel() bool { return l.lab != nil }
 
 // Effects are toxics named "OWNER/EFFECT": faults that overlap on one link
 // (latency and a cut, say) each add and remove only their own.
@@ -126,15 +158,24 @@ const (
 // server did on time. A chunk in flight when the latency is removed is
 // delivered at once.
 func (l *Link) Latency(owner string, s Stream, latency, jitter time.Duration) error {
+	if l.Kernel() {
+		return fmt.Errorf("link %s: a kernel link cannot delay packets (this kernel has no netem); latency runs use the proxy", l.Name)
+	}
 	return l.add(owner+"/latency-"+string(s), "latency", string(s), map[string]int64{
 		"latency": latency.Milliseconds(), "jitter": jitter.Milliseconds()})
 }
 
 // Cut partitions the link: bytes in both directions are dropped, so calls
-// time out (connections still open, as a silent network does). Healing
-// closes the connections that were cut, as TCP eventually does after a
-// partition outlasts its retransmissions; new connections work at once.
+// time out (connections still open, as a silent network does). On a proxy,
+// healing closes the connections that were cut, as TCP eventually does
+// after a partition outlasts its retransmissions; new connections work at
+// once. On a kernel link, packets are dropped both ways and connections
+// resume on heal, unless an end's own timeout closed them meanwhile.
 func (l *Link) Cut(owner string) error {
+	if l.Kernel() {
+		return l.addRules(owner, "cut", packetRule{verdict: verdictDrop, prob: 1},
+			packetRule{out: true, verdict: verdictDrop, prob: 1})
+	}
 	err := errors.Join(
 		l.add(owner+"/cut-up", "timeout", "upstream", map[string]int64{"timeout": 0}),
 		l.add(owner+"/cut-down", "timeout", "downstream", map[string]int64{"timeout": 0}))
@@ -149,13 +190,103 @@ func (l *Link) Cut(owner string) error {
 // Reset makes the link reset its connections as soon as data flows in
 // either direction, as a peer that answers with RST.
 func (l *Link) Reset(owner string) error {
+	if l.Kernel() {
+		return l.addRules(owner, "reset", packetRule{verdict: verdictReset, prob: 1},
+			packetRule{out: true, verdict: verdictReset, prob: 1})
+	}
 	return errors.Join(
 		l.add(owner+"/reset-up", "reset_peer", "upstream", map[string]int64{"timeout": 0}),
 		l.add(owner+"/reset-down", "reset_peer", "downstream", map[string]int64{"timeout": 0}))
 }
 
+// Drop partitions the link one way: packets toward its server end To
+// (towardTo) or from it are dropped, the others pass. Kernel links only.
+func (l *Link) Drop(owner string, towardTo bool) error {
+	if !l.Kernel() {
+		return fmt.Errorf("link %s: a one-way partition needs --network netns", l.Name)
+	}
+	if towardTo {
+		return l.addRules(owner, "drop-in", packetRule{verdict: verdictDrop, prob: 1})
+	}
+	return l.addRules(owner, "drop-out", packetRule{out: true, verdict: verdictDrop, prob: 1})
+}
+
+// Lose drops each packet of the link, both ways, with probability p.
+// Kernel links only.
+func (l *Link) Lose(owner string, p float64) error {
+	if !l.Kernel() {
+		return fmt.Errorf("link %s: packet loss needs --network netns", l.Name)
+	}
+	return l.addRules(owner, "loss", packetRule{verdict: verdictDrop, prob: p},
+		packetRule{out: true, verdict: verdictDrop, prob: p})
+}
+
+// tag is what the rules of owner's effect on l carry.
+func (l *Link) tag(owner, effect string) string { return l.Name + "|" + owner + "|" + effect }
+
+// addRules puts the effect's rules, one set per address of the link's
+// other end, into the firewall of its server end, and checks they are in
+// place.
+func (l *Link) addRules(owner, effect string, rules ...packetRule) error {
+	fw, peers, err := l.ends()
+	if err != nil {
+		return err
+	}
+	var all []packetRule
+	for _, p := range peers {
+		for _, r := range rules {
+			r.peer = p
+			all = append(all, r)
+		}
+	}
+	if err := fw.add(l.tag(owner, effect), all); err != nil {
+		return fmt.Errorf("link %s: %w", l.Name, err)
+	}
+	return nil
+}
+
+// ends returns the firewall of the link's server end and the addresses of
+// its other end.
+func (l *Link) ends() (*firewall, []net.IP, error) {
+	to := l.lab.endpoint(l.To)
+	if to == nil {
+		return nil, nil, fmt.Errorf("link %s: %s has no place in the lab", l.Name, l.To)
+	}
+	var peers []net.IP
+	if l.From == peersEnd {
+		for _, e := range l.lab.Endpoints() {
+			if !e.Client && e != to {
+				peers = append(peers, e.IP)
+			}
+		}
+	} else if from := l.lab.endpoint(l.From); from != nil {
+		peers = append(peers, from.IP)
+	} else {
+		return nil, nil, fmt.Errorf("link %s: %s has no place in the lab", l.Name, l.From)
+	}
+	fw, err := to.firewall()
+	return fw, peers, err
+}
+
+// peersEnd is the dialing end of a link every other server dials.
+const peersEnd = "peers"
+
 // Heal removes owner's effects from the link; owner "" removes them all.
 func (l *Link) Heal(owner string) error {
+	if l.Kernel() {
+		prefix := l.Name + "|"
+		if owner != "" {
+			prefix += owner + "|"
+		}
+		fw, _, err := l.ends()
+		if err != nil {
+			return err
+		}
+		if err := fw.remove(prefix); err != nil {
+			return fmt.Errorf("link %s: heal: %w", l.Name, err)
+		}
+		return nil
+	}
 	var errs []error
 	for _, name := range l.Toxics() {
 		if owner != "" && !strings.HasPrefix(name, owner+"/") {
@@ -168,9 +299,26 @@ func (l *Link) Heal(owner string) error {
 	return errors.Join(errs...)
 }
 
-// Toxics names the effects active on the link, as toxiproxy reports them.
+// Toxics names the effects active on the link, as toxiproxy or the
+// kernel's firewall reports them ("OWNER/EFFECT").
 func (l *Link) Toxics() []string {
 	var names []string
+	if l.Kernel() {
+		fw, _, err := l.ends()
+		if err != nil {
+			return []string{"unknown: " + err.Error()}
+		}
+		tags, err := fw.tags()
+		if err != nil {
+			return []string{"unknown: " + err.Error()}
+		}
+		for _, t := range tags {
+			if rest, ok := strings.CutPrefix(t, l.Name+"|"); ok {
+				names = append(names, strings.Replace(rest, "|", "/", 1))
+			}
+		}
+		return slices.Compact(names) // sorted by tags
+	}
 	for _, t := range l.proxy.Toxics.GetToxicArray() {
 		if w, ok := t.(*toxics.ToxicWrapper); ok {
 			names = append(names, w.Name)

@@ -51,6 +51,9 @@ type Spec struct {
 	// with a private /dev/shm, so that no shared memory it leaves outlives
 	// it; as root only (see privateipc.go).
 	PrivateIPC bool
+	// Net, when set, runs the child in that endpoint's network namespace
+	// (a run's lab, --network netns).
+	Net *Endpoint
 }
 
 // Process is a running child in its own process group.
@@ -101,7 +104,7 @@ func Start(spec Spec) (*Process, error) {
 	if as {
 		cmd.Dir = "/"
 	}
-	if err := startLocked(cmd); err != nil {
+	if err := startIn(cmd, spec.Net.handle()); err != nil {
 		return nil, fmt.Errorf("start %s (%s): %w", spec.Name, spec.Path, err)
 	}
 	p := &Process{Name: spec.Name, cmd: cmd, done: make(chan struct{}), group: !spec.SameGroup}

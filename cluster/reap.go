@@ -1,9 +1,12 @@
 package cluster
 
 import (
+	"fmt"
 	"os/exec"
 	"runtime"
 	"sync"
+
+	"github.com/vishvananda/netns"
 )
 
 // Pdeathsig fires when the *thread* that forked the child exits, not the
@@ -15,23 +18,51 @@ var (
 )
 
 type spawnCall struct {
-	cmd  *exec.Cmd
+	cmd *exec.Cmd
+	// net, when open, is the network namespace the child is born in: the
+	// spawning thread enters it for the fork and returns (see Endpoint).
+	net  netns.NsHandle
 	done chan error
 }
 
-func startLocked(cmd *exec.Cmd) error {
+func startLocked(cmd *exec.Cmd) error { return startIn(cmd, netns.None()) }
+
+// startIn starts cmd from the spawning thread, in the network namespace
+// net when it is open.
+func startIn(cmd *exec.Cmd, net netns.NsHandle) error {
 	spawnOnce.Do(func() {
 		spawnReq = make(chan spawnCall)
 		go func() {
 			runtime.LockOSThread() // never unlocked: the thread lives as long as the process
+			home, homeErr := netns.Get()
 			for c := range spawnReq {
-				c.done <- c.cmd.Start()
+				c.done <- spawnOn(c, home, homeErr)
 			}
 		}()
 	})
 	done := make(chan error, 1)
-	spawnReq <- spawnCall{cmd, done}
+	spawnReq <- spawnCall{cmd, net, done}
 	return <-done
+}
+
+// spawnOn starts c.cmd; on the spawning thread, which is in its home
+// namespace before and after.
+func spawnOn(c spawnCall, home netns.NsHandle, homeErr error) error {
+	if !c.net.IsOpen() {
+		return c.cmd.Start()
+	}
+	if homeErr != nil {
+		return fmt.Errorf("start in a network namespace: own namespace: %w", homeErr)
+	}
+	if err := netns.Set(c.net); err != nil {
+		return fmt.Errorf("start in a network namespace: %w", err)
+	}
+	err := c.cmd.Start()
+	if back := netns.Set(home); back != nil {
+		// Every later child would be born in the wrong namespace.
+		panic(fmt.Sprintf("spawning thread cannot return to its network namespace: %v", back))
+	}
+	return err
 }
 
 // live tracks every process started and not yet reaped, so that KillAll can

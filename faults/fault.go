@@ -55,7 +55,9 @@ type Env struct {
 	// ClockRate how fast a skewed client clock runs (1: true speed).
 	ClockDelta time.Duration
 	ClockRate  float64
-	Clients    Clients
+	// Loss is the probability with which the loss fault drops a packet.
+	Loss    float64
+	Clients Clients
 	// Nodes are the design's servers; the resource is not one of them.
 	Nodes []*cluster.Node
 	// Links are every proxied link of the run.

@@ -28,6 +28,7 @@ func (f latency) Description() string {
 }
 func (f latency) Traits() Traits {
 	t := linkTraits(f.warn)
+	t.Net = NetProxy
 	t.Size = Size{Setting: "latency", Sweeps: []Vary{VaryDelay}, Moment: MomentGrant}
 	return t
 }
@@ -45,7 +46,7 @@ func (f latency) warn(c scenario.Config, t Target) []string {
 func (latency) Applies(impls.Design, Workload) error { return nil }
 
 func (f latency) Run(ctx context.Context, env *Env) error {
-	return onLinks(ctx, env, f.Name(), func(l *cluster.Link) error {
+	return onLinks(ctx, env, f.Name(), func(l *cluster.Link, _ []string) error {
 		return l.Latency(f.Name(), f.stream, env.Latency, env.Jitter)
 	})
 }

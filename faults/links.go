@@ -19,16 +19,18 @@ func linkTraits(warn func(scenario.Config, Target) []string) Traits {
 
 // onLinks is the schedule of the link faults: each time, pick the target's
 // links, apply the effect to each, and heal only this fault's effects.
-func onLinks(ctx context.Context, env *Env, fault string, apply func(*cluster.Link) error) error {
+// apply learns which ends of the link the target is (see pickLinks).
+func onLinks(ctx context.Context, env *Env, fault string, apply func(l *cluster.Link, ends []string) error) error {
 	return every(ctx, env, fault, func(ctx context.Context) (hit, error) {
-		links, target, err := env.pickLinks(ctx)
+		links, target, ends, err := env.pickLinks(ctx)
 		if err != nil {
 			return hit{}, err
 		}
 		if len(links) == 0 {
 			return hit{}, errors.New("target " + target + " has no links")
 		}
-		heal, err := onAll(links, apply, func(l *cluster.Link) error { return l.Heal(fault) })
+		do := func(l *cluster.Link) error { return apply(l, ends) }
+		heal, err := onAll(links, do, func(l *cluster.Link) error { return l.Heal(fault) })
 		if err != nil {
 			return hit{}, err
 		}

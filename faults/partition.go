@@ -23,5 +23,5 @@ func (partition) Traits() Traits                       { return linkTraits(nil) 
 func (partition) Applies(impls.Design, Workload) error { return nil }
 
 func (f partition) Run(ctx context.Context, env *Env) error {
-	return onLinks(ctx, env, f.Name(), func(l *cluster.Link) error { return l.Cut(f.Name()) })
+	return onLinks(ctx, env, f.Name(), func(l *cluster.Link, _ []string) error { return l.Cut(f.Name()) })
 }

@@ -21,5 +21,5 @@ func (resetPeer) Traits() Traits                       { return linkTraits(nil) 
 func (resetPeer) Applies(impls.Design, Workload) error { return nil }
 
 func (f resetPeer) Run(ctx context.Context, env *Env) error {
-	return onLinks(ctx, env, f.Name(), func(l *cluster.Link) error { return l.Reset(f.Name()) })
+	return onLinks(ctx, env, f.Name(), func(l *cluster.Link, _ []string) error { return l.Reset(f.Name()) })
 }

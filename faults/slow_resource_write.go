@@ -38,7 +38,7 @@ func (slowResourceWrite) Description() string {
 // server's; the delay is its length.
 func (slowResourceWrite) Traits() Traits {
 	return Traits{Aim: history.AimWrite, Targets: HolderTarget, Target: "holder", Servers: ServersUntouched,
-		Links: true, Size: Size{Sweeps: []Vary{VaryDelay}, Moment: MomentGrant},
+		Links: true, Net: NetProxy, Size: Size{Sweeps: []Vary{VaryDelay}, Moment: MomentGrant},
 		Warn: func(c scenario.Config, _ Target) []string {
 			// The resource client waits --io-timeout for a reply.
 			delay, hold, ttl, io := time.Duration(c.FaultDuration), time.Duration(c.HoldMax), time.Duration(c.TTL), time.Duration(c.IOTimeout)

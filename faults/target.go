@@ -230,22 +230,23 @@ func (e *Env) pickNodes() []*cluster.Node {
 	return out
 }
 
-// pickLinks chooses the links a link fault hits this time and names them
-// for the history.
-func (e *Env) pickLinks(ctx context.Context) ([]*cluster.Link, string, error) {
+// pickLinks chooses the links a link fault hits this time, names them for
+// the history, and lists the ends it aims at (a link target's server end,
+// a client, the nodes): a one-way fault drops what goes to or from those.
+func (e *Env) pickLinks(ctx context.Context) (links []*cluster.Link, target string, ends []string, err error) {
 	if e.Target.kind == LinkTargets {
 		name := strings.TrimPrefix(e.Target.Spec, "link:")
 		for _, l := range e.Links {
 			if l.Name == name {
-				return []*cluster.Link{l}, name, nil
+				return []*cluster.Link{l}, name, []string{l.To}, nil
 			}
 		}
-		return nil, "", fmt.Errorf("no link %s", name)
+		return nil, "", nil, fmt.Errorf("no link %s", name)
 	}
 	if e.Target.kind != NodeTargets {
 		c, err := e.pickClient(ctx)
 		if err != nil {
-			return nil, "", err
+			return nil, "", nil, err
 		}
 		from := history.ClientName(c)
 		var out []*cluster.Link
@@ -254,7 +255,7 @@ func (e *Env) pickLinks(ctx context.Context) ([]*cluster.Link, string, error) {
 				out = append(out, l)
 			}
 		}
-		return out, from, nil
+		return out, from, []string{from}, nil
 	}
 	nodes := e.pickNodes()
 	var names []string
@@ -269,11 +270,11 @@ func (e *Env) pickLinks(ctx context.Context) ([]*cluster.Link, string, error) {
 			out = append(out, l)
 		}
 	}
-	target := strings.Join(names, ",")
+	target = strings.Join(names, ",")
 	if e.Target.scope != "" {
 		target += "/" + e.Target.scope
 	}
-	return out, target, nil
+	return out, target, names, nil
 }
 
 // ReachesClients reports whether a link fault aimed at t may act on a

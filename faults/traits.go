@@ -33,6 +33,9 @@ type Traits struct {
 	// because a link costs every round trip a hop through the coordinator
 	// (a quarter of the harness's lock cycles per second).
 	Links bool
+	// Net is what making the fault needs of the links it acts on (see
+	// NetNeed).
+	Net NetNeed
 	// Inert: it acts on nothing, not even at a client's lock moment (the
 	// control run). In a run whose faults all are, the coordinator acts on
 	// no client message as it comes, so the workers send theirs in batches
@@ -86,6 +89,22 @@ const (
 	// ServersSignalled: its one act on servers is SIGSTOP and SIGCONT;
 	// with --servers it needs their pids (--server-pids).
 	ServersSignalled
+)
+
+// NetNeed is what a link fault needs of what makes its links' effects:
+// a proxy per path, or the kernel's firewall in a lab of network
+// namespaces (--network netns, cluster.Lab).
+type NetNeed int
+
+const (
+	// NetAny: a proxy and the kernel both make it (a partition, a reset).
+	NetAny NetNeed = iota
+	// NetProxy: only a proxy makes it; a delay needs netem, which the
+	// kernels locktest runs on may lack, so a run with it uses the proxy.
+	NetProxy
+	// NetKernel: only the kernel makes it (one-way partitions, packet
+	// loss): a proxy forwards bytes on connections, not packets.
+	NetKernel
 )
 
 // Size is a fault's magnitude, which what it can show depends on: a
@@ -204,6 +223,8 @@ func checkTraits(f Fault) error {
 		return fmt.Errorf("fault %s: Traits.Targets and Target go together", f.Name())
 	case t.Aim == history.AimLinks && !t.Links:
 		return fmt.Errorf("fault %s aims at links but says it never acts on them", f.Name())
+	case t.Net != NetAny && !t.Links:
+		return fmt.Errorf("fault %s needs something of links but says it never acts on them", f.Name())
 	case t.Inert && (t.Links || t.ServerClocks || t.Servers != ServersUntouched || t.Targets != 0 || t.Aim != history.AimLock):
 		return fmt.Errorf("fault %s is inert but says it acts on something", f.Name())
 	}

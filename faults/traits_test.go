@@ -49,20 +49,31 @@ func TestEveryFaultDeclaresTraits(t *testing.T) {
 // held to its own traits by TestEveryFaultDeclaresTraits.
 func TestTraitsSayWhatFaultsDo(t *testing.T) {
 	onLinks := []string{"latency", "reply-latency", "partition", "reset-peer", "slow-resource-write", "failover",
-		"redlock-clock-jump", "redlock-restart"}
+		"redlock-clock-jump", "redlock-restart", "partition-inbound", "partition-outbound", "loss"}
 	offLinks := []string{"none", "pause-holder", "pause-client", "pause-acquire", "pause-waiter", "pause-at", "kill-holder",
 		"kill-node", "pause-node", "client-clock-skew", "clock-bump", "clock-strobe"}
 	aims := map[string]history.Aim{"pause-holder": history.AimHolder, "pause-client": history.AimHolder,
 		"kill-holder": history.AimHolder, "client-clock-skew": history.AimHolder, "pause-waiter": history.AimWaiter,
 		"pause-acquire": history.AimWaiter, "pause-at": history.AimWaiter, "slow-resource-write": history.AimWrite, "pause-node": history.AimServers,
 		"kill-node": history.AimServers, "clock-bump": history.AimClocks, "clock-strobe": history.AimClocks,
-		"redlock-clock-jump": history.AimClocks, "partition": history.AimLinks, "latency": history.AimLinks, "none": history.AimLock}
+		"redlock-clock-jump": history.AimClocks, "partition": history.AimLinks, "latency": history.AimLinks, "none": history.AimLock,
+		"partition-inbound": history.AimLinks, "partition-outbound": history.AimLinks, "loss": history.AimLinks}
 	lookup := func(name string) Traits {
 		f, err := Lookup(name)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return f.Traits()
+	}
+	// Delays need a proxy (no netem); one-way drops and loss need the
+	// kernel's firewall; the rest of the link faults take either.
+	nets := map[string]NetNeed{"latency": NetProxy, "reply-latency": NetProxy, "slow-resource-write": NetProxy,
+		"partition-inbound": NetKernel, "partition-outbound": NetKernel, "loss": NetKernel, "partition": NetAny,
+		"reset-peer": NetAny, "failover": NetAny}
+	for name, need := range nets {
+		if got := lookup(name).Net; got != need {
+			t.Errorf("%s needs %v of its links, want %v", name, got, need)
+		}
 	}
 	for _, name := range onLinks {
 		if !lookup(name).Links {
@@ -98,6 +109,8 @@ var allowedNames = map[string]string{
 	"impls/exec.go:none":           "--exec-servers none",
 	"runner/config.go:none":        "--exec-servers none",
 	"cluster/links.go:latency":     "toxiproxy's toxic type",
+	"cluster/links.go:loss":        "the tag of a kernel link's loss rules",
+	"scenario/settings.go:loss":    "the --loss setting, the loss fault's probability",
 	"reports/results.go:latency":   "the latency plot's id",
 	"envelope/bisect.go:none":      "a sweep that found no boundary",
 	"live/display.go:none":         "a display mode",

@@ -53,6 +53,61 @@ type Resolved struct {
 	// again, in place of Command: a test that calls locktesting.Run is
 	// reproduced by go test, not by a locktest command.
 	Reproduce string
+	// NetworkNote says why the run uses the proxy though it asked for
+	// --network netns; its Network says proxy then.
+	NetworkNote string
+}
+
+// Networks of --network.
+const (
+	NetworkProxy = "proxy"
+	NetworkNetns = "netns"
+)
+
+// ResolveNetwork decides what makes the run's link faults. netns is
+// refused where it cannot be had at all (not root); it gives way to the
+// proxy, saying why, where the run's servers are not its own processes
+// or a fault needs a proxy (a delay: no netem); a fault only the kernel
+// makes (packet loss, one-way partitions) refuses the proxy.
+// A suite that sets --network or --backend for every run resolves again.
+func ResolveNetwork(r *Resolved) error {
+	r.NetworkNote = ""
+	var kernelOnly, proxyOnly []string
+	for _, f := range r.Faults {
+		switch f.Traits().Net {
+		case faults.NetKernel:
+			kernelOnly = append(kernelOnly, f.Name())
+		case faults.NetProxy:
+			proxyOnly = append(proxyOnly, f.Name())
+		}
+	}
+	if r.Network != NetworkNetns {
+		if len(kernelOnly) > 0 {
+			return bad("fault %s needs --network netns: a proxy forwards the bytes of connections, not packets", kernelOnly[0])
+		}
+		return nil
+	}
+	var why string
+	switch {
+	case r.Backend != "" && r.Backend != cluster.LocalBackend:
+		why = fmt.Sprintf("--backend %s runs servers in containers, which locktest's lab cannot hold", r.Backend)
+	case len(r.Servers) > 0:
+		why = "--servers are your servers, outside any namespace locktest makes"
+	case len(proxyOnly) > 0:
+		why = fmt.Sprintf("fault %s delays packets, which needs netem, which locktest does not count on", proxyOnly[0])
+	}
+	if why == "" {
+		if err := cluster.LabSupport(); err != nil {
+			return &BadConfigError{err}
+		}
+		return nil
+	}
+	if len(kernelOnly) > 0 {
+		return bad("--network netns: fault %s needs it, but %s: run them apart", kernelOnly[0], why)
+	}
+	r.Network = NetworkProxy
+	r.NetworkNote = "asked for --network netns, used the proxy: " + why
+	return nil
 }
 
 // reproduce is the command that runs the scenario again.
@@ -192,6 +247,9 @@ func Resolve(cfg scenario.Config) (Resolved, error) {
 		return r, bad("--checkpoint %q: no fault of the run stops a client at a checkpoint it names: add %s to --fault, or drop --checkpoint",
 			cfg.Checkpoint, strings.Join(names, " or "))
 	}
+	if err := ResolveNetwork(&r); err != nil {
+		return r, err
+	}
 	if r.FaultDuration == 0 {
 		r.FaultDuration = 2 * r.TTL
 	}
@@ -234,6 +292,8 @@ func Check(cfg scenario.Config) error {
 		{cfg.ClockRate > 0 && !math.IsInf(cfg.ClockRate, 1), fmt.Sprintf("--clock-rate %v: must be a finite number above 0 (1 is true speed)", cfg.ClockRate)},
 		{workloads.CheckFencing(cfg.Fencing) == nil, fmt.Sprint("--fencing: ", workloads.CheckFencing(cfg.Fencing))},
 		{faults.CheckMoment(cfg.FaultMoment) == nil, fmt.Sprint("--fault-moment: ", faults.CheckMoment(cfg.FaultMoment))},
+		{cfg.Network == "" || cfg.Network == NetworkProxy || cfg.Network == NetworkNetns, fmt.Sprintf("--network %q: valid are %s and %s", cfg.Network, NetworkProxy, NetworkNetns)},
+		{cfg.Loss > 0 && cfg.Loss <= 1, fmt.Sprintf("--loss %v: must be a probability above 0 and at most 1", cfg.Loss)},
 		{cluster.CheckBackend(cfg.Backend) == nil, fmt.Sprint("--backend: ", cluster.CheckBackend(cfg.Backend))},
 		{cfg.Store != "", `--store "": give a directory (an empty name would write into the current directory)`},
 		{CheckName(cfg.Scenario) == nil, fmt.Sprint("--scenario: ", CheckName(cfg.Scenario))},

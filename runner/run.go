@@ -150,7 +150,12 @@ func RunObserved(ctx context.Context, cfg Resolved, obs Observer) (reports.Resul
 	if err != nil {
 		return reports.Results{Dir: dir}, err
 	}
-	c, err := cluster.NewOn(filepath.Join(dir, reports.NodeLogsDir), cfg.Backend)
+	var c *cluster.Cluster
+	if cfg.Network == NetworkNetns {
+		c, err = cluster.NewInLab(filepath.Join(dir, reports.NodeLogsDir))
+	} else {
+		c, err = cluster.NewOn(filepath.Join(dir, reports.NodeLogsDir), cfg.Backend)
+	}
 	if err != nil {
 		hist.Close()
 		return reports.Results{Dir: dir}, err
@@ -295,7 +300,9 @@ func (r *run) execute(ctx context.Context) (bool, error) {
 	// Every client reaches every server and the resource through its own
 	// link, so a fault can slow or cut exactly one path; or, when no fault
 	// of the run acts on links, directly (see faults.LinkFree).
-	linked := faults.NeedClientLinks(cfg.Faults)
+	// In a lab a link is only a name for the faults' rules: the clients
+	// dial the servers' own addresses either way.
+	linked := faults.NeedClientLinks(cfg.Faults) || r.cluster.Lab() != nil
 	dial := func(client int, n *cluster.Node) (string, error) {
 		if !linked {
 			return n.Addr(), nil
@@ -457,7 +464,7 @@ func (r *run) faultEnv(servers []*cluster.Node) *faults.Env {
 	return &faults.Env{
 		Interval: time.Duration(cfg.FaultInterval), Duration: time.Duration(cfg.FaultDuration),
 		TTL: time.Duration(cfg.TTL), Latency: time.Duration(cfg.Latency), Jitter: time.Duration(cfg.Jitter),
-		ClockDelta: time.Duration(cfg.ClockDelta), ClockRate: cfg.ClockRate,
+		ClockDelta: time.Duration(cfg.ClockDelta), ClockRate: cfg.ClockRate, Loss: cfg.Loss,
 		Clients: clientSet{r}, Nodes: servers, Links: r.cluster.Links(),
 		Moment: cfg.FaultMoment,
 		Await: func(ctx context.Context, moment string) (int, error) {
@@ -557,8 +564,18 @@ func (r *run) startWorker(wc WorkerConfig, seqBase int) (*worker, error) {
 	}
 	// The client's name on the command line tells workers apart in ps.
 	name := fmt.Sprintf("c%d", wc.Client)
+	// In a lab the worker, and the exec client it starts, have the
+	// client's own namespace and address.
+	net, err := r.cluster.ClientNet(name)
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		outR.Close()
+		outW.Close()
+		return nil, err
+	}
 	proc, err := cluster.Start(cluster.Spec{Name: name, Path: r.exe, Args: []string{WorkerCommand, name}, Env: workerEnv(),
-		Dir: r.dir, Stdin: inR, Stdout: outW, Log: logf})
+		Dir: r.dir, Stdin: inR, Stdout: outW, Log: logf, Net: net})
 	inR.Close()
 	outW.Close()
 	if err != nil {
@@ -784,6 +801,9 @@ func analyze(dir string, cfg Resolved, write bool, writing func()) (reports.Resu
 	res := reports.Results{Scenario: cfg.Scenario, Impl: cfg.Impl, Workload: cfg.Workload.Name, Faults: cfg.Config.Faults,
 		Seed: cfg.Seed, Clients: cfg.Clients, Command: cfg.reproduce(), Config: cfg.Config, Dir: dir,
 		Locktest: reports.CurrentBuild(), Timeouts: runTimeouts(cfg)}
+	if cfg.NetworkNote != "" {
+		res.Notes = append(res.Notes, cfg.NetworkNote)
+	}
 	if len(cfg.Servers) == 0 {
 		res.Servers = cluster.ServerVersions(slices.Collect(maps.Keys(binaries(cfg))))
 	} else {

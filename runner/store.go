@@ -105,7 +105,7 @@ func relink(link, target string) error {
 func configJSON(cfg Resolved) ([]byte, error) {
 	data, err := json.MarshalIndent(scenario.Stored{Config: cfg.Config, Locktest: reports.CurrentBuild().String(),
 		Design:    &scenario.StoredDesign{Binaries: cfg.Design.Binaries, GuardsWrites: cfg.Design.GuardsWrites},
-		Reproduce: cfg.reproduce()}, "", "  ")
+		Reproduce: cfg.reproduce(), NetworkNote: cfg.NetworkNote}, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("encode config: %w", err)
 	}
@@ -136,7 +136,7 @@ func LoadRun(dir string) (Resolved, error) {
 		msg, field := scenario.FieldTerms(err.Error())
 		return Resolved{}, bad("%s: field %s: %s; the file is damaged, or was not written by locktest run", path, field, msg)
 	}
-	r := Resolved{Config: run.Config, Reproduce: run.Reproduce}
+	r := Resolved{Config: run.Config, Reproduce: run.Reproduce, NetworkNote: run.NetworkNote}
 	if r.Workload, err = workloads.Lookup(run.Workload); err != nil {
 		return r, bad("%s: %v", path, err)
 	}

@@ -24,8 +24,11 @@ func Warnings(r Resolved) []string {
 	var out []string
 	warn := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
 
+	if r.NetworkNote != "" {
+		warn("%s", r.NetworkNote)
+	}
 	if !faults.Injects(r.Faults) {
-		return nil
+		return out
 	}
 	// Every fault's schedule (faults.Env.Wait) first stays quiet for
 	// Interval/2 plus a random part.

@@ -119,6 +119,13 @@ type Config struct {
 	// Backend runs the servers: "local" processes (the default) or
 	// "docker" containers (cluster.RegisterBackend).
 	Backend string `json:"backend,omitempty"`
+	// Network is what makes the link faults: "proxy" (a TCP proxy per
+	// path, the default) or "netns" (each server and client in a network
+	// namespace of its own, faults as firewall rules; cluster.Lab). A
+	// run that cannot have netns records the proxy it used.
+	Network string `json:"network,omitempty"`
+	// Loss is the probability with which the loss fault drops a packet.
+	Loss float64 `json:"loss,omitempty"`
 	// KeepData keeps the servers' data of a valid run too; by default
 	// only a run that is not valid keeps it, for a post-mortem (an etcd
 	// run's is 184 MB).
@@ -153,7 +160,7 @@ func Defaults() Config {
 		Duration: Duration(15 * s), TTL: Duration(s), AcquireTimeout: Duration(5 * s), IOTimeout: Duration(500 * ms),
 		RetryMin: Duration(20 * ms), RetryJitter: Duration(30 * ms), HoldMin: Duration(20 * ms), HoldMax: Duration(60 * ms),
 		FaultInterval: Duration(3 * s), CheckTimeout: Duration(60 * s), Store: "store",
-		Latency: Duration(100 * ms), Jitter: Duration(50 * ms), ClockRate: 1,
+		Latency: Duration(100 * ms), Jitter: Duration(50 * ms), ClockRate: 1, Loss: 0.3,
 	}
 }
 

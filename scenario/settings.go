@@ -76,6 +76,8 @@ var Settings = []Setting{
 	{Flag: "clock-delta", Field: "ClockDelta", Help: "how far clock faults move a clock, negative for back (default: +2×TTL)"},
 	{Flag: "clock-rate", Field: "ClockRate", Help: "how fast client-clock-skew makes a client's clock run (1: true speed)"},
 	{Flag: "persist", Field: "Persist", Help: "servers persist every write before acknowledging it, so kill-node restarts them with their data"},
+	{Flag: "network", Field: "Network", Help: "what makes link faults: proxy (a TCP proxy per path, default) or netns (servers and clients in network namespaces, faults as firewall rules; needs root; docs/network.md)"},
+	{Flag: "loss", Field: "Loss", Arg: "P", Help: "probability with which the loss fault drops each packet (0 < P ≤ 1)"},
 	{Flag: "backend", Field: "Backend", Help: "what runs the servers: local processes (default) or docker containers (locktest images build)"},
 	{Flag: "keep-data", Field: "KeepData", Incidental: true, Help: "keep the servers' data directories of a valid run too (a run that is not valid always keeps them; logs are always kept)"},
 	{Flag: "stop-on-violation", Field: "StopOnViolation", Arg: "CHECK,...", Incidental: true, Help: "end the run before its duration once each named check (mutex, resource) finds a violation: the verdict cannot change any more"},

@@ -28,6 +28,9 @@ type Stored struct {
 	Design *StoredDesign `json:"design,omitempty"`
 	// Reproduce is the command that runs the scenario again.
 	Reproduce string `json:"reproduce,omitempty"`
+	// NetworkNote says why a run that asked for --network netns used the
+	// proxy (its network field says proxy).
+	NetworkNote string `json:"network_note,omitempty"`
 }
 
 // StoredDesign is the part of an impls.Design a stored run's analysis

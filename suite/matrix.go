@@ -8,6 +8,7 @@ import (
 
 	"github.com/locktest/locktest/faults"
 	"github.com/locktest/locktest/impls"
+	"github.com/locktest/locktest/runner"
 	"github.com/locktest/locktest/scenario"
 	"github.com/locktest/locktest/workloads"
 )
@@ -166,7 +167,13 @@ func (p parser) matrix(kv pair, defaults []pair) ([]matrixCell, []pair, error) {
 		design, _ := impls.Lookup(dn.Value)
 		for _, fn := range faultNames {
 			members, _ := faults.LookupItem(fn.Value)
-			if !slices.ContainsFunc(members, func(f faults.Fault) bool { return f.Applies(design, faultWorkload(cfg.Workload)) != nil }) {
+			// A fault only the kernel makes has no cell in a matrix run
+			// on the proxy, as one that does not apply.
+			misfits := func(f faults.Fault) bool {
+				return f.Applies(design, faultWorkload(cfg.Workload)) != nil ||
+					(f.Traits().Net == faults.NetKernel && cfg.Network != runner.NetworkNetns)
+			}
+			if !slices.ContainsFunc(members, misfits) {
 				applies[fn.Value] = true
 				cells = append(cells, matrixCell{Cell: Cell{Design: dn.Value, Fault: fn.Value}, design: dn, fault: fn})
 			}

@@ -47,6 +47,7 @@ matrix:
   designs: all
   faults: all
   duration: 4s
+  network: netns
   expect: any
 `
 	f, err := Parse("s.yaml", []byte(src))
@@ -63,6 +64,19 @@ matrix:
 	}
 	if !slices.Equal(f.Matrix, want) {
 		t.Fatalf("cells:\n got %v\nwant %v", f.Matrix, want)
+	}
+	// On the proxy, a fault only the kernel makes has no cell.
+	proxied, err := Parse("s.yaml", []byte(strings.Replace(src, "  network: netns\n", "", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range proxied.Matrix {
+		if f, _ := faults.Lookup(c.Fault); f.Traits().Net == faults.NetKernel {
+			t.Errorf("a matrix on the proxy has the cell %v", c)
+		}
+	}
+	if len(proxied.Matrix) >= len(want) {
+		t.Errorf("a matrix on the proxy has %d cells, as many as in netns", len(proxied.Matrix))
 	}
 	if len(f.Scenarios) != len(want) {
 		t.Fatalf("%d scenarios for %d cells", len(f.Scenarios), len(want))

@@ -37,6 +37,9 @@ type Options struct {
 	// Backend, when set, runs every scenario's servers there ("docker"),
 	// whatever the file says.
 	Backend string
+	// Network, when set, makes every scenario's link faults so ("netns"
+	// or "proxy"), whatever the file says.
+	Network string
 	// Shard, when set, runs only that part of the selected runs (see
 	// assignShards); Merge puts the parts back together.
 	Shard *Shard
@@ -195,6 +198,14 @@ func (f *File) jobs(opt Options) ([]job, error) {
 			r.Store = filepath.Join(opt.Out, RunsDir, runKey(sc.Name, r.Seed))
 			if opt.Backend != "" {
 				r.Backend = opt.Backend
+			}
+			if opt.Network != "" {
+				r.Network = opt.Network
+			}
+			if opt.Network != "" || opt.Backend != "" {
+				if err := runner.ResolveNetwork(&r); err != nil {
+					return nil, err
+				}
 			}
 			out = append(out, job{index: len(out), sc: sc, cfg: r})
 		}
