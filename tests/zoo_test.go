@@ -18,8 +18,8 @@ import (
 // protocol against a real redis-server, takes the key with a TTL (but
 // `open`, whose bug is to take nothing), hands out a token when fenced, and
 // announces exactly the checkpoints its flags declare, so that explore can
-// strike there. Costs about a second: one server, one short conversation
-// per mode.
+// strike there. Costs about 3 s: one server, one short conversation per
+// mode (more where python3 is a version manager's shim on a busy machine).
 func TestZooModesSpeakTheProtocol(t *testing.T) {
 	srv := startUsersRedis(t)
 	zoo := filepath.Join(protocolDir, "zoo.py")

@@ -2,7 +2,8 @@
 """Locks broken the ways real lock code breaks, for testing what locktest's
 search reports about locks it was not built for.
 
-    zoo.py MODE
+    zoo.py MODE           serve the protocol as lock MODE
+    zoo.py --flags MODE   the explore flags MODE needs (FLAGS)
 
 Each mode is redislock.py (the correct unfenced lock: SET NX PX, an owner-
 checked release and renewal) but for the one thing its docstring in MODES
@@ -12,7 +13,8 @@ says, with the class `locktest explore` should report (checker/lease.go):
     inside the lease  a lease still valid was granted again: a bug of the lock
     beyond the lease  only a fault that outlasts the lease breaks it: what every
                       unfenced lease lock allows; fencing is the cure
-    none              fenced: the resource refuses a stale holder's writes
+    none              no acknowledged update is lost (the resource refuses a
+                      stale holder's writes), whatever the mutex check says
 
 Some modes need flags (FLAGS below): their checkpoints (docs/protocol.md,
 where a strike stops the client between two round trips) or the renewing
@@ -86,7 +88,11 @@ def token_after(z):
     than the holder's that took the lock meanwhile, so the resource takes
     the stale client's writes and refuses the rightful holder's. Fencing
     bolted onto an existing lock as a second command.
-    Expected: inside the lease (with --exec-checkpoints after-set)."""
+    Expected: none. The mutex check finds it inside the lease (two holders,
+    the stale one with the newer token), but no acknowledged update is lost:
+    the resource refuses the rightful holder's writes instead, and explore
+    hunts lost updates (with --exec-checkpoints after-set); kill-node rolls
+    its token counter back as for fenced."""
     def take_then_token(req, owner):
         key = req["key"]
         # The unfenced acquire script: SET NX PX (or the key is ours already).
@@ -210,7 +216,9 @@ def checked(z):
     refused once the client's own clock says the lease ran out, and is
     otherwise owner-checked. What is left is the gap between the check and
     the write, which no unfenced lease closes.
-    Expected: beyond the lease only (with --workload counter-renew)."""
+    Expected: beyond the lease only (with --workload counter-renew); but
+    kill-node, which restarts the one Redis empty, re-grants a key inside
+    its lease (docs/anomalies.md row 9), as it does to every lock here."""
     acquire, renew = z.acquire, z.renew
     leases = {}  # owner -> when its lease ends, on this client's clock
 
@@ -246,7 +254,10 @@ def checked(z):
 def fenced(z):
     """Control: redislock.py --fenced, the token taken by the same script
     that takes the lock. Expected: none (the resource refuses a stale
-    holder's writes; two clients may still believe they hold the lock)."""
+    holder's writes; two clients may still believe they hold the lock); but
+    kill-node, which restarts the one Redis empty, rolls the token counter
+    back, and a token handed out twice lets two holders write
+    (docs/anomalies.md row 19)."""
     z.fenced = True
 
 
