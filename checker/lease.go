@@ -64,9 +64,10 @@ type LeaseFinding struct {
 // The lease is the run's TTL, on the shared monotonic clock: a lock that
 // reports a shorter validity and honours it never overlaps inside it, and
 // one that ignores it is wrong inside the TTL too. What the history does
-// not hold cannot be judged: a grant the server made long after the
-// acquire's call (a waiter polling) bounds its lease loosely, so a stale
-// grant believed at the end of a paused acquire reads as beyond.
+// not hold cannot be judged: the server's grant lies somewhere in its
+// acquire, so an acquire that took a lease or more (a waiter polling, a
+// paused one) may have been granted a lease that ran out before it
+// returned, and an overlap with it reads as beyond.
 func ClassifyLease(ops []history.Op, faults []history.Fault, ttl time.Duration, start int64) *LeaseFinding {
 	if ttl <= 0 {
 		return nil
@@ -75,6 +76,9 @@ func ClassifyLease(ops []history.Op, faults []history.Fault, ttl time.Duration, 
 	for _, f := range faults {
 		if f.Aim == history.AimClocks {
 			l.clocks = append(l.clocks, f)
+		}
+		if _, _, ok := history.ClientIn(f.Target); ok {
+			l.struck = append(l.struck, f)
 		}
 	}
 	for _, op := range ops {
@@ -116,8 +120,9 @@ type leaseJudge struct {
 	start int64
 	// renews are the renewals that returned ok, per client and key.
 	renews map[renewKey][]history.Op
-	// clocks are the strikes that moved servers' clocks.
-	clocks []history.Fault
+	// clocks are the strikes that moved servers' clocks; struck those
+	// aimed at a client.
+	clocks, struck []history.Fault
 }
 
 // clockMoved names a strike that moved a server's clock between from and
@@ -154,7 +159,18 @@ func (l leaseJudge) leaseStart(h hold, t int64) int64 {
 }
 
 // overlap judges b granted while a still believed it held the same key.
+// The server's grant lies somewhere in an acquire, so b, whose acquire
+// returned later, may still have been granted first: if a fault struck
+// b's client during its acquire (a pause, a delayed reply) and b's lease,
+// begun no earlier than its call, may have run out before a's grant
+// returned, b is the stale holder and the overlap may be beyond the lease,
+// whichever of them returned first. Without such a strike a long acquire
+// is a waiter's, granted when it returned.
 func (l leaseJudge) overlap(a, b hold) (string, bool) {
+	if end := l.leaseStart(b, a.from) + l.ttl; end <= a.from && l.stalled(b) {
+		return fmt.Sprintf("c%d's acquire of %q began at %s and returned at %s, after c%d's grant (at %s): its own lease may have run out (it ran until at least %s) before it knew of it",
+			b.acquire.Process, b.acquire.Key, l.at(b.acquire.Call), l.at(b.from), a.acquire.Process, l.at(a.from), l.at(end)), false
+	}
 	if end := l.leaseStart(a, b.from) + l.ttl; b.from < end {
 		why := fmt.Sprintf("c%d was granted %q at %s while c%d's lease on it ran until at least %s",
 			b.acquire.Process, b.acquire.Key, l.at(b.from), a.acquire.Process, l.at(end))
@@ -217,6 +233,17 @@ func writeEnd(op history.Op) int64 {
 		return op.Return
 	}
 	return op.Completed
+}
+
+// stalled reports whether a fault aimed at h's client struck while its
+// acquire was in flight.
+func (l leaseJudge) stalled(h hold) bool {
+	for _, f := range l.struck {
+		if c, _, ok := history.ClientIn(f.Target); ok && c == h.acquire.Process && f.Start <= h.from && f.Stop >= h.acquire.Call {
+			return true
+		}
+	}
+	return false
 }
 
 // holdOf finds the hold in which op ran: same client and key, begun by

@@ -108,3 +108,36 @@ func TestClassifyLeaseUnderClockFaults(t *testing.T) {
 		}
 	}
 }
+
+// TestClassifyLateGrant: a client whose acquire was struck in flight may
+// have been granted before the rightful holder and learned of it only
+// after its lease ran out: the overlap is beyond the lease, though its
+// acquire returned last. A waiter no fault struck was granted when it
+// returned: the same overlap is inside the holder's lease.
+func TestClassifyLateGrant(t *testing.T) {
+	ok := history.OK
+	// c1's acquire runs from 0 to 3900 ms; c0 is granted at 3700 ms and
+	// still holds when c1 returns.
+	ops := func() []history.Record { // withFault sorts in place: a fresh history each
+		return build(acq(1, 0, 3900, ok), incr(1, 3900, 3950, ok, 0), rel(1, 3950, 3960, ok),
+			acq(0, 3690, 3700, ok), incr(0, 3700, 4000, ok, 0), rel(0, 4000, 4010, ok))
+	}
+	for _, tc := range []struct {
+		name string
+		recs []history.Record
+		want LeaseClass
+		why  string
+	}{
+		{"struck in flight: beyond", withFault(ops(), "pause-client", history.AimHolder, "c1", 100, 3890), BeyondLease,
+			"c1's acquire of \"k\" began at 0.000s and returned at 3.900s, after c0's grant"},
+		{"a waiter: inside", ops(), InsideLease, "c1 was granted \"k\" at 3.900s while c0's lease on it ran until at least 4.690s"},
+		{"another client struck: inside", withFault(ops(), "pause-client", history.AimHolder, "c2", 100, 3890), InsideLease, "c0's lease"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := ClassifyLease(history.Ops(tc.recs), history.Faults(tc.recs), time.Second, history.Start(tc.recs))
+			if got == nil || got.Class != tc.want || !strings.Contains(got.Why, tc.why) {
+				t.Fatalf("%+v, want %s with %q", got, tc.want, tc.why)
+			}
+		})
+	}
+}

@@ -140,8 +140,7 @@ class RedisLock:
         while True:
             cmds += 1
             try:
-                n = self.redis.call("EVAL", ACQUIRE, 2, req["key"], req["key"] + ":token",
-                                    owner, ttl, "1" if self.fenced else "0")
+                n = self.take(req, owner)
                 if n:
                     validity = ttl - int((time.monotonic() - start) * 1000)
                     return {"type": "ok", "owner": owner, "token": n if self.fenced else 0,
@@ -156,6 +155,12 @@ class RedisLock:
         if unknown is not None:
             return {"type": "error", "error": "deadline passed after a try of unknown outcome: %r" % unknown, "cmds": cmds}
         return {"type": "fail", "error": "not acquired before the deadline", "cmds": cmds}
+
+    def take(self, req, owner):
+        """One try at the lock: the fencing token (or 1) when granted, 0
+        when another holds it. Raises on an error or timeout."""
+        return self.redis.call("EVAL", ACQUIRE, 2, req["key"], req["key"] + ":token",
+                               owner, req["ttl_ms"], "1" if self.fenced else "0")
 
     def owner_script(self, script, req, *args):
         try:
