@@ -18,12 +18,9 @@ import (
 	"github.com/locktest/locktest/scenario"
 )
 
-// TestStoredRunReport re-checks the stored 60 s run (12 faults, 12 lost
-// updates) and reads its report.html as a user would: no format-verb
-// garbage, a recovery time in words for every fault, as many lost-update
-// marks on the timeline as the summary counts lost updates, and plots
-// shown at the size they were laid out at.
-func TestStoredRunReport(t *testing.T) {
+// analyzeStored re-checks a copy of the stored 60 s run, as analyze does.
+func analyzeStored(t *testing.T) reports.Results {
+	t.Helper()
 	cfg, err := scenario.LoadConfig(stored)
 	if err != nil {
 		t.Fatal(err)
@@ -36,6 +33,16 @@ func TestStoredRunReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return res
+}
+
+// TestStoredRunReport re-checks the stored 60 s run (12 faults, 12 lost
+// updates) and reads its report.html as a user would: no format-verb
+// garbage, a recovery time in words for every fault, as many lost-update
+// marks on the timeline as the summary counts lost updates, and plots
+// shown at the size they were laid out at.
+func TestStoredRunReport(t *testing.T) {
+	res := analyzeStored(t)
 	if res.Checks.Stats.Lost == 0 || len(res.Checks.Faults) == 0 {
 		t.Fatalf("%d lost, %d faults: not the stored run", res.Checks.Stats.Lost, len(res.Checks.Faults))
 	}
@@ -99,18 +106,7 @@ var update = flag.Bool("update", false, "rewrite the golden files of the stored 
 // temporary directory changes, reads as <run dir>. After a deliberate
 // change of the summary: go test -run SummaryGolden -update ./reports.
 func TestStoredRunSummaryGolden(t *testing.T) {
-	cfg, err := scenario.LoadConfig(stored)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resolved, err := runner.Resolve(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := runner.Analyze(runDir(t), resolved)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := analyzeStored(t)
 	got, err := os.ReadFile(filepath.Join(res.Dir, reports.SummaryFile))
 	if err != nil {
 		t.Fatal(err)
