@@ -103,13 +103,11 @@ func TestResultLines(t *testing.T) {
 	}
 }
 
-// A comparison reads the sweep's envelope.json through reports, which
-// cannot import this package: the two must agree on the file.
-func TestComparisonReadsSweep(t *testing.T) {
-	store := t.TempDir()
-	unsafe, safe := sweepOf(t, 1.05), sweepOf(t, 9)
-	safe.Impl = "redis-single-fenced"
-	for i, rep := range []*Report{unsafe, safe} {
+// storeSweeps writes each sweep's files into a store of its own and reads
+// them back as a comparison does.
+func storeSweeps(t *testing.T, store string, sweeps ...*Report) []reports.Envelope {
+	t.Helper()
+	for i, rep := range sweeps {
 		rep.Dir = filepath.Join(store, "envelopes", rep.Impl, "2026112"+string(rune('0'+i)))
 		if err := os.MkdirAll(rep.Dir, 0o755); err != nil {
 			t.Fatal(err)
@@ -122,6 +120,16 @@ func TestComparisonReadsSweep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return envs
+}
+
+// A comparison reads the sweep's envelope.json through reports, which
+// cannot import this package: the two must agree on the file.
+func TestComparisonReadsSweep(t *testing.T) {
+	store := t.TempDir()
+	unsafe, safe := sweepOf(t, 1.05), sweepOf(t, 9)
+	safe.Impl = "redis-single-fenced"
+	envs := storeSweeps(t, store, unsafe, safe)
 	tab := reports.NewEnvelopes(envs)
 	if len(tab.Columns) != 1 || len(tab.Designs) != 2 {
 		t.Fatalf("want one column (pause-holder) and two designs, got %+v", tab)
@@ -165,19 +173,7 @@ func TestSweepsUnderOtherTimeouts(t *testing.T) {
 	store := t.TempDir()
 	defaults, keepalive := sweepOf(t, 1.05), sweepOf(t, 2)
 	keepalive.ServerTimeouts = []string{"server_keepalive=4s"}
-	for i, rep := range []*Report{defaults, keepalive} {
-		rep.Dir = filepath.Join(store, "envelopes", rep.Impl, "2026112"+string(rune('0'+i)))
-		if err := os.MkdirAll(rep.Dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := write(rep); err != nil {
-			t.Fatal(err)
-		}
-	}
-	envs, err := reports.LoadEnvelopes([]string{store})
-	if err != nil {
-		t.Fatal(err)
-	}
+	envs := storeSweeps(t, store, defaults, keepalive)
 	tab := reports.NewEnvelopes(envs)
 	if len(tab.Columns) != 2 || len(tab.Sweeps) != 2 {
 		t.Fatalf("want two columns, one sweep each: %+v", tab.Columns)
