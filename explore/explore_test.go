@@ -97,6 +97,20 @@ func TestSmallerShrinks(t *testing.T) {
 	}
 }
 
+// parseCapsule writes rep's capsule and reads it back as suite run does.
+func parseCapsule(t *testing.T, rep *Report) (*suite.File, []byte) {
+	t.Helper()
+	data, err := Capsule(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := suite.Parse("capsule.yaml", data)
+	if err != nil {
+		t.Fatalf("capsule does not parse: %v\n%s", err, data)
+	}
+	return f, data
+}
+
 // TestCapsuleIsASuite: the capsule parses as a suite with one scenario
 // that expects unsafe in any one of its seeds, carries the shrunk
 // settings, and runs the failed seeds first and enough others that at the
@@ -109,14 +123,7 @@ func TestCapsuleIsASuite(t *testing.T) {
 	cfg.HoldMin, cfg.HoldMax = scenario.Duration(300*time.Millisecond), scenario.Duration(350*time.Millisecond)
 	rep := &Report{Impl: "redis-single", Seed: 3, Found: &Finding{Trial: 2, Config: cfg, Seeds: []int64{1, 2, 3, 4}, Failed: []int64{1, 2, 4},
 		Steps: []ShrinkStep{{What: "as found", Kept: true}}}}
-	data, err := Capsule(rep)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := suite.Parse("capsule.yaml", data)
-	if err != nil {
-		t.Fatalf("capsule does not parse: %v\n%s", err, data)
-	}
+	f, data := parseCapsule(t, rep)
 	if len(f.Scenarios) != 1 {
 		t.Fatalf("want one scenario, got %d", len(f.Scenarios))
 	}
@@ -207,14 +214,7 @@ func TestFencingKnob(t *testing.T) {
 		!strings.Contains(k.String(), "fencing=writes") {
 		t.Fatalf("fencing lost: config %q, command %s, knobs %s", r.Fencing, r.Command(), k)
 	}
-	data, err := Capsule(&Report{Impl: base.Impl, Found: &Finding{Config: c, Seeds: []int64{1}, Failed: []int64{1}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := suite.Parse("capsule.yaml", data)
-	if err != nil {
-		t.Fatalf("capsule does not parse: %v\n%s", err, data)
-	}
+	f, data := parseCapsule(t, &Report{Impl: base.Impl, Found: &Finding{Config: c, Seeds: []int64{1}, Failed: []int64{1}}})
 	if got := f.Scenarios[0].Runs[0].Config.Fencing; got != workloads.FenceWrites {
 		t.Fatalf("capsule runs fencing %q, want writes:\n%s", got, data)
 	}
@@ -439,14 +439,7 @@ func TestPairCoverageAndCapsule(t *testing.T) {
 	base.Impl = "redis-single"
 	cfg := k.Config(base, 1)
 	rep := &Report{Impl: "redis-single", Found: &Finding{Config: cfg, Seeds: []int64{1, 2}, Failed: []int64{1, 2}}}
-	data, err := Capsule(rep)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := suite.Parse("capsule.yaml", data)
-	if err != nil {
-		t.Fatalf("capsule does not parse: %v\n%s", err, data)
-	}
+	f, data := parseCapsule(t, rep)
 	got := f.Scenarios[0].Runs[0]
 	if !slices.Equal(got.Config.Faults, []string{"reply-latency+pause-holder"}) || got.FaultDuration2 != cfg.FaultDuration2 || len(got.Faults) != 2 {
 		t.Fatalf("capsule lost the pair: %+v\n%s", got.Config, data)
