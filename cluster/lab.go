@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"runtime"
 	"sync"
 	"syscall"
 
@@ -248,39 +247,16 @@ func (l *Lab) wire(e *Endpoint) error {
 }
 
 // newNamespace makes a network namespace held only by the handle it
-// returns (and, later, by the processes started in it).
+// returns (and, later, by the processes started in it). netns.New moves
+// the thread it runs on into the new namespace: the spawning thread, which
+// returns to its own afterwards.
 func newNamespace() (netns.NsHandle, error) {
-	type result struct {
-		ns  netns.NsHandle
-		err error
-	}
-	out := make(chan result, 1)
-	go func() {
-		runtime.LockOSThread()
-		home, err := netns.Get()
-		if err != nil {
-			runtime.UnlockOSThread()
-			out <- result{netns.None(), err}
-			return
-		}
-		defer home.Close()
-		ns, err := netns.New() // moves this thread into it
-		if err != nil {
-			runtime.UnlockOSThread()
-			out <- result{netns.None(), err}
-			return
-		}
-		if err := netns.Set(home); err != nil {
-			// The thread stays locked and ends with this goroutine.
-			ns.Close()
-			out <- result{netns.None(), err}
-			return
-		}
-		runtime.UnlockOSThread()
-		out <- result{ns, nil}
-	}()
-	r := <-out
-	return r.ns, r.err
+	ns := netns.None()
+	err := runIn(netns.None(), func() (err error) {
+		ns, err = netns.New()
+		return err
+	})
+	return ns, err
 }
 
 // Endpoints returns every endpoint made so far.

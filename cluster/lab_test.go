@@ -10,13 +10,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/vishvananda/netns"
 )
 
 // inLab runs the calling test again in a network namespace of its own
@@ -78,34 +75,14 @@ func labRedis(t *testing.T) (*Cluster, *Node, *Endpoint, *Link) {
 // stays there, so the test talks as the client at e would.
 func inNet[T any](t *testing.T, e *Endpoint, f func() (T, error)) T {
 	t.Helper()
-	type result struct {
-		v   T
-		err error
+	var v T
+	if err := runIn(e.ns, func() (err error) {
+		v, err = f()
+		return err
+	}); err != nil {
+		t.Fatal(err)
 	}
-	out := make(chan result, 1)
-	go func() {
-		runtime.LockOSThread()
-		home, err := netns.Get()
-		if err != nil {
-			out <- result{err: err}
-			return
-		}
-		defer home.Close()
-		if err := netns.Set(e.ns); err != nil {
-			out <- result{err: err}
-			return
-		}
-		v, err := f()
-		if netns.Set(home) == nil {
-			runtime.UnlockOSThread()
-		}
-		out <- result{v, err}
-	}()
-	r := <-out
-	if r.err != nil {
-		t.Fatal(r.err)
-	}
-	return r.v
+	return v
 }
 
 // redisConn is a connection to redis from a client endpoint.

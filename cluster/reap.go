@@ -18,9 +18,9 @@ var (
 )
 
 type spawnCall struct {
-	cmd *exec.Cmd
-	// net, when open, is the network namespace the child is born in: the
-	// spawning thread enters it for the fork and returns (see Endpoint).
+	fn func() error
+	// net, when open, is the network namespace fn runs in: the spawning
+	// thread enters it and returns (see Endpoint).
 	net  netns.NsHandle
 	done chan error
 }
@@ -29,7 +29,13 @@ func startLocked(cmd *exec.Cmd) error { return startIn(cmd, netns.None()) }
 
 // startIn starts cmd from the spawning thread, in the network namespace
 // net when it is open.
-func startIn(cmd *exec.Cmd, net netns.NsHandle) error {
+func startIn(cmd *exec.Cmd, net netns.NsHandle) error { return runIn(net, cmd.Start) }
+
+// runIn runs fn on the spawning thread, inside the network namespace net
+// when it is open. The thread is back in its own namespace afterwards,
+// whatever fn did to it (newNamespace moves it into a new one), so every
+// child is born where it was asked to be.
+func runIn(net netns.NsHandle, fn func() error) error {
 	spawnOnce.Do(func() {
 		spawnReq = make(chan spawnCall)
 		go func() {
@@ -41,23 +47,25 @@ func startIn(cmd *exec.Cmd, net netns.NsHandle) error {
 		}()
 	})
 	done := make(chan error, 1)
-	spawnReq <- spawnCall{cmd, net, done}
+	spawnReq <- spawnCall{fn, net, done}
 	return <-done
 }
 
-// spawnOn starts c.cmd; on the spawning thread, which is in its home
-// namespace before and after.
+// spawnOn runs c.fn on the spawning thread, which is in its home namespace
+// before and after.
 func spawnOn(c spawnCall, home netns.NsHandle, homeErr error) error {
-	if !c.net.IsOpen() {
-		return c.cmd.Start()
-	}
 	if homeErr != nil {
-		return fmt.Errorf("start in a network namespace: own namespace: %w", homeErr)
+		if c.net.IsOpen() {
+			return fmt.Errorf("enter a network namespace: own namespace: %w", homeErr)
+		}
+		return c.fn() // no lab: nothing moves the thread
 	}
-	if err := netns.Set(c.net); err != nil {
-		return fmt.Errorf("start in a network namespace: %w", err)
+	if c.net.IsOpen() {
+		if err := netns.Set(c.net); err != nil {
+			return fmt.Errorf("enter a network namespace: %w", err)
+		}
 	}
-	err := c.cmd.Start()
+	err := c.fn()
 	if back := netns.Set(home); back != nil {
 		// Every later child would be born in the wrong namespace.
 		panic(fmt.Sprintf("spawning thread cannot return to its network namespace: %v", back))
