@@ -54,16 +54,16 @@ func runIn(net netns.NsHandle, fn func() error) error {
 // spawnOn runs c.fn on the spawning thread, which is in its home namespace
 // before and after.
 func spawnOn(c spawnCall, home netns.NsHandle, homeErr error) error {
-	if homeErr != nil {
-		if c.net.IsOpen() {
-			return fmt.Errorf("enter a network namespace: own namespace: %w", homeErr)
-		}
-		return c.fn() // no lab: nothing moves the thread
+	if !c.net.IsOpen() {
+		// No lab: the thread never moves, so it needs no way back (a
+		// container without CAP_SYS_ADMIN could not setns even to its own).
+		return c.fn()
 	}
-	if c.net.IsOpen() {
-		if err := netns.Set(c.net); err != nil {
-			return fmt.Errorf("enter a network namespace: %w", err)
-		}
+	if homeErr != nil {
+		return fmt.Errorf("enter a network namespace: own namespace: %w", homeErr)
+	}
+	if err := netns.Set(c.net); err != nil {
+		return fmt.Errorf("enter a network namespace: %w", err)
 	}
 	err := c.fn()
 	if back := netns.Set(home); back != nil {
