@@ -18,6 +18,7 @@ type op struct {
 	hasValue   bool
 	errText    string
 	tokenValue int64
+	validity   int64 // ms
 }
 
 func build(ops ...op) []history.Record {
@@ -34,7 +35,7 @@ func build(ops ...op) []history.Record {
 		evs = append(evs, ev{o.call, inv})
 		if o.outcome != "" {
 			done := inv
-			done.Type, done.Time, done.Error, done.Token = o.outcome, o.ret*1e6, o.errText, o.tokenValue
+			done.Type, done.Time, done.Error, done.Token, done.Validity = o.outcome, o.ret*1e6, o.errText, o.tokenValue, o.validity*1e6
 			if o.hasValue {
 				done.Value = history.Int64(o.value)
 			}

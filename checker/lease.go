@@ -165,15 +165,25 @@ func (l leaseJudge) leaseStart(h hold, t int64) int64 {
 // begun no earlier than its call, may have run out before a's grant
 // returned, b is the stale holder and the overlap may be beyond the lease,
 // whichever of them returned first. Without such a strike a long acquire
-// is a waiter's, granted when it returned.
+// is a waiter's, granted when it returned. And a strike that stopped b at
+// one of its own checkpoints excuses nothing when b still claimed a lease
+// (a positive validity): b's own logic ran after the pause, and a lock
+// that measures its lease from when it asked gives such a grant back.
 func (l leaseJudge) overlap(a, b hold) (string, bool) {
-	if end := l.leaseStart(b, a.from) + l.ttl; end <= a.from && l.stalled(b) {
-		return fmt.Sprintf("c%d's acquire of %q began at %s and returned at %s, after c%d's grant (at %s): its own lease may have run out (it ran until at least %s) before it knew of it",
-			b.acquire.Process, b.acquire.Key, l.at(b.acquire.Call), l.at(b.from), a.acquire.Process, l.at(a.from), l.at(end)), false
+	var claimed string
+	if end := l.leaseStart(b, a.from) + l.ttl; end <= a.from {
+		switch f, struck := l.stalled(b); {
+		case struck && f.Point != "" && b.acquire.Validity > 0:
+			claimed = fmt.Sprintf("; c%d, stopped at its %q checkpoint from %s to %s, still claimed a lease valid for %s after its acquire began at %s",
+				b.acquire.Process, f.Point, l.at(f.Start), l.at(f.Stop), time.Duration(b.acquire.Validity).Round(time.Millisecond), l.at(b.acquire.Call))
+		case struck:
+			return fmt.Sprintf("c%d's acquire of %q began at %s and returned at %s, after c%d's grant (at %s): its own lease may have run out (it ran until at least %s) before it knew of it",
+				b.acquire.Process, b.acquire.Key, l.at(b.acquire.Call), l.at(b.from), a.acquire.Process, l.at(a.from), l.at(end)), false
+		}
 	}
 	if end := l.leaseStart(a, b.from) + l.ttl; b.from < end {
 		why := fmt.Sprintf("c%d was granted %q at %s while c%d's lease on it ran until at least %s",
-			b.acquire.Process, b.acquire.Key, l.at(b.from), a.acquire.Process, l.at(end))
+			b.acquire.Process, b.acquire.Key, l.at(b.from), a.acquire.Process, l.at(end)) + claimed
 		if clock, moved := l.clockMoved(a.from, b.from); moved {
 			return why + " by the true clock" + clock, false
 		}
@@ -235,15 +245,15 @@ func writeEnd(op history.Op) int64 {
 	return op.Completed
 }
 
-// stalled reports whether a fault aimed at h's client struck while its
-// acquire was in flight.
-func (l leaseJudge) stalled(h hold) bool {
+// stalled returns a fault aimed at h's client that struck while its
+// acquire was in flight, if one did.
+func (l leaseJudge) stalled(h hold) (history.Fault, bool) {
 	for _, f := range l.struck {
 		if c, _, ok := history.ClientIn(f.Target); ok && c == h.acquire.Process && f.Start <= h.from && f.Stop >= h.acquire.Call {
-			return true
+			return f, true
 		}
 	}
-	return false
+	return history.Fault{}, false
 }
 
 // holdOf finds the hold in which op ran: same client and key, begun by

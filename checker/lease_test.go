@@ -113,14 +113,29 @@ func TestClassifyLeaseUnderClockFaults(t *testing.T) {
 // have been granted before the rightful holder and learned of it only
 // after its lease ran out: the overlap is beyond the lease, though its
 // acquire returned last. A waiter no fault struck was granted when it
-// returned: the same overlap is inside the holder's lease.
+// returned: the same overlap is inside the holder's lease. So is the
+// late grant of a client stopped at its own checkpoint that still claimed
+// a lease: its own logic ran after the pause and should have given the
+// grant back.
 func TestClassifyLateGrant(t *testing.T) {
 	ok := history.OK
-	// c1's acquire runs from 0 to 3900 ms; c0 is granted at 3700 ms and
-	// still holds when c1 returns.
-	ops := func() []history.Record { // withFault sorts in place: a fresh history each
-		return build(acq(1, 0, 3900, ok), incr(1, 3900, 3950, ok, 0), rel(1, 3950, 3960, ok),
+	// c1's acquire runs from 0 to 3900 ms, claiming validity (ms); c0 is
+	// granted at 3700 ms and still holds when c1 returns.
+	late := func(validity int64) []history.Record { // withFault sorts in place: a fresh history each
+		a := acq(1, 0, 3900, ok)
+		a.validity = validity
+		return build(a, incr(1, 3900, 3950, ok, 0), rel(1, 3950, 3960, ok),
 			acq(0, 3690, 3700, ok), incr(0, 3700, 4000, ok, 0), rel(0, 4000, 4010, ok))
+	}
+	ops := func() []history.Record { return late(0) }
+	atPoint := func(validity int64, point string) []history.Record {
+		recs := withFault(late(validity), "pause-acquire", history.AimWaiter, "c1", 100, 3890)
+		for i := range recs {
+			if recs[i].Type == history.FaultStart {
+				recs[i].Point = point
+			}
+		}
+		return recs
 	}
 	for _, tc := range []struct {
 		name string
@@ -132,6 +147,10 @@ func TestClassifyLateGrant(t *testing.T) {
 			"c1's acquire of \"k\" began at 0.000s and returned at 3.900s, after c0's grant"},
 		{"a waiter: inside", ops(), InsideLease, "c1 was granted \"k\" at 3.900s while c0's lease on it ran until at least 4.690s"},
 		{"another client struck: inside", withFault(ops(), "pause-client", history.AimHolder, "c2", 100, 3890), InsideLease, "c0's lease"},
+		{"stopped at its checkpoint, still claiming a lease: inside", atPoint(990, "granted"), InsideLease,
+			`c1, stopped at its "granted" checkpoint from 0.100s to 3.890s, still claimed a lease valid for 990ms`},
+		{"stopped at its checkpoint, saying its lease was gone: beyond", atPoint(-2900, "granted"), BeyondLease, "c1's acquire"},
+		{"stopped elsewhere, claiming a lease: beyond", atPoint(990, ""), BeyondLease, "c1's acquire"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := ClassifyLease(history.Ops(tc.recs), history.Faults(tc.recs), time.Second, history.Start(tc.recs))

@@ -89,7 +89,7 @@ func (failover) Run(ctx context.Context, env *Env) error {
 			env.Log.Warn("sentinel refused a failover; retrying later", "err", err)
 			continue
 		}
-		env.Started("failover", old.Name, "", 0)
+		env.Started(Strike{Fault: "failover", Target: old.Name})
 		err = failOver(ctx, env, rep, old, replicas)
 		env.Stopped("failover", old.Name, 0)
 		if err != nil {

@@ -72,11 +72,9 @@ type Env struct {
 	// momentClient is the client whose moment the current strike was
 	// aligned to, -1 when none.
 	momentClient int
-	// Started and Stopped record fault events in the history; moment is
-	// the lock moment the strike was aligned to ("" for none).
-	// asked is the length the fault keeps, or 0 when it holds by its own logic.
-	// healing is how long the heal took before the stop (a restart), or 0.
-	Started func(fault, target, moment string, asked time.Duration)
+	// Started and Stopped record fault events in the history; healing
+	// is how long the heal took before the stop (a restart), or 0.
+	Started func(Strike)
 	Stopped func(fault, target string, healing time.Duration)
 	Log     *slog.Logger
 	// PauseAt arms every client to stop when it next reaches the
@@ -149,8 +147,21 @@ func sleep(ctx context.Context, d time.Duration) bool {
 }
 
 // hit is one occurrence of a fault, already in effect.
+// Strike is one fault's start, as the history records it.
+type Strike struct {
+	Fault, Target string
+	// Moment is the lock moment the strike was aligned to ("" for none);
+	// Point the checkpoint where it stopped its client ("" for none).
+	Moment, Point string
+	// Asked is the length the fault keeps, or 0 when it holds by its own
+	// logic.
+	Asked time.Duration
+}
+
 type hit struct {
 	target string
+	// point is the checkpoint where the strike stopped its client, if any.
+	point string
 	// hold lasts the fault out; nil sleeps Duration or until ctx ends.
 	hold func(ctx context.Context)
 	// heal undoes the fault; it must work after ctx has ended.
@@ -175,7 +186,7 @@ func every(ctx context.Context, env *Env, fault string, strike func(ctx context.
 		if h.hold != nil {
 			asked = 0
 		}
-		env.Started(fault, h.target, env.Moment, asked)
+		env.Started(Strike{Fault: fault, Target: h.target, Moment: env.Moment, Point: h.point, Asked: asked})
 		if h.hold != nil {
 			h.hold(ctx)
 		} else {

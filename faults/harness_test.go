@@ -75,7 +75,7 @@ func newBench(t *testing.T, n int, persist bool) *bench {
 		Clients: b.clients, Nodes: b.nodes, Links: b.c.Links(),
 		// Client 0 is always the holder.
 		Await:   func(context.Context, string) (int, error) { return 0, nil },
-		Started: func(_, target, _ string, _ time.Duration) { b.started <- target },
+		Started: func(s faults.Strike) { b.started <- s.Target },
 		Stopped: func(_, target string, _ time.Duration) { b.stopped <- target },
 		Log:     slog.Default(),
 	}

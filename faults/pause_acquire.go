@@ -70,6 +70,6 @@ func (f pauseAt) Run(ctx context.Context, env *Env) error {
 		if err != nil {
 			return hit{}, err
 		}
-		return hit{target: history.ClientName(c), heal: env.Clients.Process(c).Resume}, nil
+		return hit{target: history.ClientName(c), point: point, heal: env.Clients.Process(c).Resume}, nil
 	})
 }

@@ -53,7 +53,7 @@ func runSplit(ctx context.Context, env *Env, fault, what string, forget func(n *
 			return fmt.Errorf("%s: %w", fault, err)
 		}
 		target := fmt.Sprintf("clients cut from %s, then %s %s", nodeNames(minority), node.Name, what)
-		env.Started(fault, target, "", 0)
+		env.Started(Strike{Fault: fault, Target: target})
 		err = splitStrike(ctx, env, fault, links, heal, node, forget)
 		err = errors.Join(err, healAll())
 		env.Stopped(fault, target, 0)

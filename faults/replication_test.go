@@ -75,7 +75,7 @@ func TestPartitionReplication(t *testing.T) {
 			b := &bench{c: c, nodes: []*cluster.Node{primary, replica}, started: make(chan string, 4), stopped: make(chan string, 4)}
 			b.env = &faults.Env{Rand: rand.New(rand.NewPCG(1, 2)), Interval: 100 * time.Millisecond, Duration: 1500 * time.Millisecond,
 				Clients: newProcClients(t, 1), Nodes: b.nodes, Links: c.Links(), Log: slog.Default(),
-				Started: func(_, target, _ string, _ time.Duration) { b.started <- target }, Stopped: func(_, target string, _ time.Duration) { b.stopped <- target }}
+				Started: func(s faults.Strike) { b.started <- s.Target }, Stopped: func(_, target string, _ time.Duration) { b.stopped <- target }}
 			hit, stop := b.run(t, "partition", tc.target)
 			defer stop()
 			if want := strings.Replace(tc.target, "primary", "redis-0", 1); hit != want {

@@ -90,7 +90,7 @@ func (d *decoder) object(b []byte, i int, r *Record) (int, bool) {
 		}
 		i = skipSpace(b, i+1)
 		switch string(key) {
-		case "index", "process", "seq", "time", "token", "cmds":
+		case "index", "process", "seq", "time", "token", "validity", "cmds":
 			n, j, ok := integer(b, i)
 			if !ok {
 				return i, false
@@ -106,6 +106,8 @@ func (d *decoder) object(b []byte, i int, r *Record) (int, bool) {
 				r.Time = n
 			case "token":
 				r.Token = n
+			case "validity":
+				r.Validity = n
 			case "cmds":
 				r.Cmds = int(n)
 			}
@@ -120,7 +122,7 @@ func (d *decoder) object(b []byte, i int, r *Record) (int, bool) {
 				return i, false
 			}
 			r.Value, i = d.value(n), j
-		case "type", "f", "key", "error", "fault", "target", "moment":
+		case "type", "f", "key", "error", "fault", "target", "moment", "point":
 			v, j, ok := plainString(b, i)
 			if !ok {
 				return i, false
@@ -141,6 +143,8 @@ func (d *decoder) object(b []byte, i int, r *Record) (int, bool) {
 				r.Target = s
 			case "moment":
 				r.Moment = s
+			case "point":
+				r.Point = s
 			case "aim":
 				r.Aim = Aim(s)
 			}

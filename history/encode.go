@@ -48,6 +48,10 @@ func AppendJSON(dst []byte, r *Record) []byte {
 		dst = append(dst, `,"token":`...)
 		dst = strconv.AppendInt(dst, r.Token, 10)
 	}
+	if r.Validity != 0 {
+		dst = append(dst, `,"validity":`...)
+		dst = strconv.AppendInt(dst, r.Validity, 10)
+	}
 	dst = append(dst, `,"time":`...)
 	dst = strconv.AppendInt(dst, r.Time, 10)
 	if r.Cmds != 0 {
@@ -69,6 +73,10 @@ func AppendJSON(dst []byte, r *Record) []byte {
 	if r.Moment != "" {
 		dst = append(dst, `,"moment":`...)
 		dst = appendString(dst, r.Moment)
+	}
+	if r.Point != "" {
+		dst = append(dst, `,"point":`...)
+		dst = appendString(dst, r.Point)
 	}
 	if r.Aim != "" {
 		dst = append(dst, `,"aim":`...)

@@ -29,6 +29,8 @@ func TestAppendJSONMatches(t *testing.T) {
 		{Index: -1, Process: NemesisProcess, Seq: 1, Type: OK, F: FRead, Key: "lock-0", Value: Int64(1148), Time: 1},
 		{Process: 3, Seq: 2, Type: Fail, F: FIncr, Key: "k", Value: Int64(-3), Token: 7, Time: -5, Cmds: 4, Error: "stale token rejected"},
 		{Type: FaultStart, F: "fault", Fault: "pause-holder", Target: "c3", Moment: "grant", Asked: 4e9, Time: 5},
+		{Process: 2, Seq: 4, Type: OK, F: FAcquire, Key: "k", Token: 3, Validity: -2e6, Time: 8},
+		{Type: FaultStart, F: "fault", Fault: "pause-acquire", Target: "c1", Point: "granted", Aim: AimWaiter, Time: 6},
 		{Type: RunEnd, F: "run", Lag: &Lag{Ticks: 3, P99: 4, Max: 5}, Stopped: []string{"mutex"}, Time: 9},
 		{Type: RunEnd, F: "run", Stopped: []string{}, Time: 9},
 		{Type: Info, Error: `a "quoted" <word> & a \ backslash`},
@@ -105,6 +107,6 @@ func FuzzAppendJSON(f *testing.F) {
 	f.Add(-1, 0, "ok", "read", "", int64(-7), "a \"b\" <c>", "\xff\u2028")
 	f.Fuzz(func(t *testing.T, index, seq int, typ, fn, key string, n int64, errStr, fault string) {
 		sameAsMarshal(t, Record{Index: index, Seq: seq, Type: Type(typ), F: fn, Key: key, Value: &n, Token: n,
-			Time: n, Cmds: seq, Error: errStr, Fault: fault, Target: key, Moment: fn, Asked: -n})
+			Validity: -n, Time: n, Cmds: seq, Error: errStr, Fault: fault, Target: key, Moment: fn, Point: errStr, Asked: -n})
 	})
 }

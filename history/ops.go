@@ -23,9 +23,11 @@ type Op struct {
 	Return int64
 	// Completed is the completion's time even for info ops (Never when the
 	// op never completed at all).
-	Completed   int64
-	Value       *int64
-	Token       int64
+	Completed int64
+	Value     *int64
+	Token     int64
+	// Validity is what an ok acquire or renew said was left of its lease.
+	Validity    int64
 	Cmds        int
 	Error       string
 	InvokeIndex int
@@ -40,6 +42,8 @@ type Fault struct {
 	Target string `json:"target"`
 	// Moment is the lock moment the strike was aligned to, if any.
 	Moment string `json:"moment,omitempty"`
+	// Point is the checkpoint where the strike stopped its client, if any.
+	Point string `json:"point,omitempty"`
 	// Aim is whom the fault struck; "" in histories written before it
 	// was recorded, judged as a fault on the whole lock.
 	Aim   Aim   `json:"aim,omitempty"`
@@ -86,7 +90,7 @@ func Ops(recs []Record) []Op {
 			if r.Value != nil {
 				op.Value = r.Value
 			}
-			op.Token, op.Cmds, op.Error, op.CompleteIndex = r.Token, r.Cmds, r.Error, r.Index
+			op.Token, op.Validity, op.Cmds, op.Error, op.CompleteIndex = r.Token, r.Validity, r.Cmds, r.Error, r.Index
 		}
 	}
 	// Records arrive in time order, so ops usually are in call order already.
@@ -109,7 +113,7 @@ func Faults(recs []Record) []Fault {
 		switch r.Type {
 		case FaultStart:
 			open[fk{r.Fault, r.Target}] = len(out)
-			out = append(out, Fault{Name: r.Fault, Target: r.Target, Moment: r.Moment, Aim: r.Aim, Start: r.Time})
+			out = append(out, Fault{Name: r.Fault, Target: r.Target, Moment: r.Moment, Point: r.Point, Aim: r.Aim, Start: r.Time})
 		case FaultStop:
 			if i, ok := open[fk{r.Fault, r.Target}]; ok {
 				out[i].Stop, out[i].Healed = r.Time, true

@@ -79,6 +79,11 @@ type Record struct {
 	Value *int64 `json:"value,omitempty"`
 	// Token is the fencing token of an acquisition (0 when unfenced).
 	Token int64 `json:"token,omitempty"`
+	// Validity is on an ok acquire or renew: how long the lock said its
+	// lease was still valid, in ns (0 when it said nothing). The lease
+	// judge reads it: a lock that claims a lease after being stopped inside
+	// its own acquire is wrong inside the lease.
+	Validity int64 `json:"validity,omitempty"`
 	// Time is CLOCK_MONOTONIC in nanoseconds, shared by all processes.
 	Time int64 `json:"time"`
 	// Cmds counts store commands the lock client sent for this operation.
@@ -89,6 +94,10 @@ type Record struct {
 	Target string `json:"target,omitempty"`
 	// Moment is the lock moment a fault start was aligned to (faults.Moments).
 	Moment string `json:"moment,omitempty"`
+	// Point is the checkpoint inside a client's lock call where the fault
+	// stopped it (pause-at, pause-acquire): the client's own logic after
+	// that point ran after the strike.
+	Point string `json:"point,omitempty"`
 	// Aim is on a fault-start: whom the fault strikes, which decides how
 	// its effect is judged (checker.Efficacy), from the history alone.
 	Aim Aim `json:"aim,omitempty"`

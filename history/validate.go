@@ -77,7 +77,7 @@ func (r *Record) check(i int) error {
 			return fmt.Errorf("%s %d is negative", f.name, f.v)
 		}
 	}
-	strs := []field[string]{{"f", r.F}, {"key", r.Key}, {"error", r.Error}, {"fault", r.Fault}, {"target", r.Target}, {"moment", r.Moment}}
+	strs := []field[string]{{"f", r.F}, {"key", r.Key}, {"error", r.Error}, {"fault", r.Fault}, {"target", r.Target}, {"moment", r.Moment}, {"point", r.Point}}
 	for _, s := range r.Stopped {
 		strs = append(strs, field[string]{"stopped", s})
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/locktest/locktest/cluster"
+	"github.com/locktest/locktest/faults"
 	"github.com/locktest/locktest/history"
 )
 
@@ -35,7 +36,7 @@ func TestHealStartOnlyForRestarts(t *testing.T) {
 	env := r.faultEnv([]*cluster.Node{node})
 	r.recordFaults(env, []*cluster.Node{node}, history.AimServers)
 
-	env.Started("pause-node", node.Name, "", time.Second)
+	env.Started(faults.Strike{Fault: "pause-node", Target: node.Name, Asked: time.Second})
 	if err := node.Process().Pause(); err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func TestHealStartOnlyForRestarts(t *testing.T) {
 	}
 	env.Stopped("pause-node", node.Name, 40*time.Millisecond) // a slow SIGCONT
 
-	env.Started("kill-node", node.Name, "", time.Second)
+	env.Started(faults.Strike{Fault: "kill-node", Target: node.Name, Asked: time.Second})
 	if err := node.Kill(); err != nil {
 		t.Fatal(err)
 	}

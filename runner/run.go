@@ -499,10 +499,10 @@ func runCheckpoint(cfg Resolved) string {
 // runSplit), so one snapshot of what runs serves them all.
 func (r *run) recordFaults(e *faults.Env, servers []*cluster.Node, aim history.Aim) {
 	var before []any
-	e.Started = func(fault, target, moment string, asked time.Duration) {
+	e.Started = func(s faults.Strike) {
 		before = r.running(servers)
-		r.faultEvent(history.Record{Type: history.FaultStart, Fault: fault, Target: target, Moment: moment,
-			Aim: aim, Asked: int64(asked)}, 0)
+		r.faultEvent(history.Record{Type: history.FaultStart, Fault: s.Fault, Target: s.Target, Moment: s.Moment,
+			Point: s.Point, Aim: aim, Asked: int64(s.Asked)}, 0)
 	}
 	e.Stopped = func(fault, target string, healing time.Duration) {
 		if before == nil || slices.Equal(before, r.running(servers)) {

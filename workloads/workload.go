@@ -143,8 +143,17 @@ func (e *Env) acquire(ctx context.Context, key string) (lock.Grant, bool) {
 	o := e.invoke(history.FAcquire, key)
 	before := e.commands()
 	g, err := e.Lock.Acquire(ctx, key)
-	o.done(err, func(r *history.Record) { r.Token, r.Cmds = g.Token, int(e.commands()-before) })
+	o.done(err, func(r *history.Record) { r.Token, r.Cmds, r.Validity = g.Token, int(e.commands()-before), said(g, err) })
 	return g, err == nil
+}
+
+// said is the validity an ok grant carried, for the history: the lease
+// judge tells a lock that claimed a lease it had lost from one that said so.
+func said(g lock.Grant, err error) int64 {
+	if err != nil {
+		return 0
+	}
+	return int64(g.Validity)
 }
 
 // release records and runs one release. It runs to completion even when
