@@ -8,8 +8,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/locktest/locktest/cluster"
 	"github.com/locktest/locktest/envelope"
 	"github.com/locktest/locktest/faults"
+	"github.com/locktest/locktest/runner"
 	"github.com/locktest/locktest/scenario"
 )
 
@@ -45,7 +47,7 @@ for bad arguments.`,
 		"seed":     "first seed: each point runs seeds seed … seed+N−1",
 		"duration": "shortest run of a point; a longer fault gets a run long enough for a whole strike",
 	}
-	bindSettings(cmd, &base, help, "impl", "exec-cmd", "exec-servers", "exec-checkpoints", "workload", "fault", "ttl", "clients", "seed", "duration", "backend", "store",
+	bindSettings(cmd, &base, help, "impl", "exec-cmd", "exec-servers", "exec-checkpoints", "workload", "fault", "ttl", "clients", "seed", "duration", "backend", "network", "store",
 		"server-keepalive", "server-user-timeout", "server-idle-timeout", "server-io-timeout")
 	varies := make([]string, len(faults.Varies))
 	for i, v := range faults.Varies {
@@ -67,6 +69,9 @@ for bad arguments.`,
 		if len(base.Faults) != 1 {
 			fmt.Fprintln(stderr, prog+" envelope: give exactly one --fault to sweep (sweepable: "+strings.Join(envelope.SweepableFaults(), ", ")+")")
 			return exitBadArgs
+		}
+		if base.Network == runner.NetworkNetns && !cluster.InLab() {
+			return rerunInLab(stderr) // every point's lab lives in it
 		}
 		o.Base, o.Fault, o.Vary, o.Progress = base, base.Faults[0], faults.Vary(vary), stdout
 		if o.Out == "" {

@@ -7,7 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/locktest/locktest/cluster"
 	"github.com/locktest/locktest/explore"
+	"github.com/locktest/locktest/runner"
 	"github.com/locktest/locktest/scenario"
 )
 
@@ -39,7 +41,7 @@ its coverage: not a proof of safety), 2 when not one trial could be judged,
 	bindSettings(cmd, &base, map[string]string{
 		"fault":   "faults to search, or all (default: every fault that applies to the design)",
 		"fencing": "keep the resource's fencing at reads-writes or writes (default: each trial draws one, when the design hands the resource tokens)",
-	}, "impl", "exec-cmd", "exec-servers", "exec-checkpoints", "workload", "fencing", "fault", "ttl", "backend", "store")
+	}, "impl", "exec-cmd", "exec-servers", "exec-checkpoints", "workload", "fencing", "fault", "ttl", "backend", "network", "store")
 	fs := cmd.Flags()
 	// Unset, the search draws the fencing: run's default is none here.
 	fs.Lookup("fencing").DefValue = ""
@@ -60,6 +62,9 @@ its coverage: not a proof of safety), 2 when not one trial could be judged,
 		case o.ShrinkSeeds < 1 || o.ShrinkSeeds > 20:
 			fmt.Fprintln(stderr, prog+" explore: --shrink-seeds must be between 1 and 20")
 			return exitBadArgs
+		}
+		if base.Network == runner.NetworkNetns && !cluster.InLab() {
+			return rerunInLab(stderr) // every trial's lab lives in it
 		}
 		faultList := base.Faults
 		if len(faultList) == 1 && faultList[0] == "all" {

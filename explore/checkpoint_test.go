@@ -70,3 +70,30 @@ func TestSearchTriesEveryCheckpoint(t *testing.T) {
 		t.Fatalf("without checkpoints, %s is still a candidate (skipped: %v)", at.Name(), skipped)
 	}
 }
+
+// TestSearchTriesKernelFaultsInTheLab: in the lab (--network netns) the
+// search offers the faults only the kernel makes (one-way partitions,
+// packet loss); on the proxy it skips them, saying why.
+func TestSearchTriesKernelFaultsInTheLab(t *testing.T) {
+	kernel := []string{"partition-inbound", "partition-outbound", "loss"}
+	for _, tc := range []struct {
+		network string
+		offered bool
+	}{
+		{runner.NetworkNetns, true},
+		{runner.NetworkProxy, false},
+	} {
+		base := scenario.Defaults()
+		base.Impl, base.Network = "redis-single", tc.network
+		fs, skipped, err := candidateFaults(base, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.network, err)
+		}
+		for _, name := range kernel {
+			offered := slices.ContainsFunc(fs, func(f faults.Fault) bool { return f.Name() == name })
+			if offered != tc.offered || offered == (skipped[name] != "") {
+				t.Errorf("--network %s: %s offered %v (skipped: %q), want %v", tc.network, name, offered, skipped[name], tc.offered)
+			}
+		}
+	}
+}
