@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"regexp"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -366,4 +368,26 @@ func (c *Cluster) ClientNet(name string) (*Endpoint, error) {
 		return nil, nil
 	}
 	return c.lab.Endpoint(name, true)
+}
+
+// HostNetwork is what the host's network looks like to the tools a user
+// would ask: interfaces, named namespaces, iptables and nftables rules,
+// without what moves by itself (dates, packet counters). A lab must leave
+// it as it found it, however its coordinator ended; tests compare it.
+func HostNetwork() (string, error) {
+	var b strings.Builder
+	counters := regexp.MustCompile(`\[\d+:\d+\]`)
+	for _, cmd := range [][]string{{"ip", "-o", "link"}, {"ip", "netns", "list"}, {"iptables-save"}, {"nft", "list", "ruleset"}} {
+		out, err := exec.Command(cmd[0], cmd[1:]...).CombinedOutput()
+		if err != nil {
+			return "", fmt.Errorf("%s: %w: %s", strings.Join(cmd, " "), err, out)
+		}
+		b.WriteString("$ " + strings.Join(cmd, " ") + "\n")
+		for _, line := range strings.Split(string(out), "\n") {
+			if !strings.HasPrefix(line, "#") {
+				b.WriteString(counters.ReplaceAllString(line, "") + "\n")
+			}
+		}
+	}
+	return b.String(), nil
 }

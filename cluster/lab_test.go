@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -368,25 +367,14 @@ func TestLabCoordinator(t *testing.T) {
 	time.Sleep(time.Minute)
 }
 
-// hostNetwork is what the host's network looks like to the tools a user
-// would ask: interfaces, named namespaces, iptables and nftables rules.
+// hostNetwork is HostNetwork, failing the test when a tool fails.
 func hostNetwork(t *testing.T) string {
 	t.Helper()
-	var b strings.Builder
-	for _, cmd := range [][]string{{"ip", "-o", "link"}, {"ip", "netns", "list"}, {"iptables-save"}, {"nft", "list", "ruleset"}} {
-		out, err := exec.Command(cmd[0], cmd[1:]...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s: %v\n%s", strings.Join(cmd, " "), err, out)
-		}
-		b.WriteString("$ " + strings.Join(cmd, " ") + "\n")
-		for _, line := range strings.Split(string(out), "\n") {
-			// iptables-save dates its output; packet counters move.
-			if !strings.HasPrefix(line, "#") {
-				b.WriteString(regexp.MustCompile(`\[\d+:\d+\]`).ReplaceAllString(line, "") + "\n")
-			}
-		}
+	s, err := HostNetwork()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return b.String()
+	return s
 }
 
 // withMarker lists the processes whose command line holds marker.

@@ -41,7 +41,10 @@ const (
 // every run with link faults. ratio is the control run's total rate over
 // the plain loop's, ratio-min and ratio-max the extremes of single
 // iterations (the noise), ratio-linked the linked run's total rate over
-// the plain loop's.
+// the plain loop's. A third harness run is the control run in the kernel
+// lab (--network netns: servers and clients in namespaces of their own,
+// over veths and a bridge); ratio-netns is its rate over the direct
+// control run's.
 func BenchmarkLockCycles(b *testing.B) {
 	c := cluster.New(b.TempDir())
 	defer c.Stop()
@@ -49,17 +52,20 @@ func BenchmarkLockCycles(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var harness, linked, plain float64
+	var harness, linked, lab, plain float64
 	lo, hi := math.Inf(1), 0.0
 	n := 0
 	for b.Loop() {
 		h := harnessCycles(b)
 		l := harnessCycles(b, "--fault", "latency", "--latency", "0s", "--jitter", "0s")
+		k := harnessCycles(b, "--network", "netns")
 		p := plainCycles(b, node.Addr())
 		n++
-		b.Logf("iteration %d: harness %.0f cycles/s, linked %.0f, plain %.0f; ratio %.2f, linked %.2f", n, h, l, p, h/p, l/p)
+		b.Logf("iteration %d: harness %.0f cycles/s, linked %.0f, netns %.0f, plain %.0f; ratio %.2f, linked %.2f, netns/harness %.2f",
+			n, h, l, k, p, h/p, l/p, k/h)
 		harness += h
 		linked += l
+		lab += k
 		plain += p
 		lo, hi = min(lo, h/p), max(hi, h/p)
 	}
@@ -70,6 +76,8 @@ func BenchmarkLockCycles(b *testing.B) {
 	b.ReportMetric(lo, "ratio-min")
 	b.ReportMetric(hi, "ratio-max")
 	b.ReportMetric(linked/plain, "ratio-linked")
+	b.ReportMetric(lab/float64(n), "netns-cycles/s")
+	b.ReportMetric(lab/harness, "ratio-netns")
 }
 
 // harnessCycles runs locktest for benchRun with the extra flags and returns

@@ -2,11 +2,19 @@ package tests
 
 import (
 	"encoding/json"
+	"flag"
+	"fmt"
+	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/locktest/locktest/cluster"
 	"github.com/locktest/locktest/scenario"
 )
 
@@ -67,4 +75,87 @@ func TestNetworkChoice(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(r.store, "latest")); err == nil {
 		t.Error("a refused run left a run directory")
 	}
+}
+
+var labKills = flag.Int("lab-kills", 6, "SIGKILLs of a netns run's coordinator TestLabSurvivesKills makes (docs/network.md's campaign: 20)")
+
+// TestLabSurvivesKills SIGKILLs the coordinator of a --network netns run
+// at moments spread over its life (making its lab, starting servers, with
+// clients running, during a partition, while checking), alternately the
+// command the user ran and the coordinator it re-ran in its lab. Each
+// time, the host's interfaces, namespaces and firewall are as before and
+// no process of the run is left. Cost: about 3 s a kill.
+func TestLabSurvivesKills(t *testing.T) {
+	before, err := cluster.HostNetwork()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(28, 20))
+	for i := range *labKills {
+		// A run of 4 s lives about 5 s here: every kill lands inside it.
+		delay := time.Duration(rng.Int64N(int64(4800 * time.Millisecond))).Round(time.Millisecond)
+		inner := i%2 == 1
+		t.Run(fmt.Sprintf("%02d-after-%s-inner-%v", i, delay, inner), func(t *testing.T) {
+			store := filepath.Join(t.TempDir(), "store")
+			cmd := exec.Command(binary, "run", "--impl", "redis-single", "--network", "netns", "--fault", "partition",
+				"--fault-interval", "1s", "--fault-duration", "1s", "--duration", "4s", "--store", store)
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			select {
+			case <-exited:
+				t.Logf("the run ended before the kill at %s", delay)
+			case <-time.After(delay):
+				victim := cmd.Process.Pid
+				if c, ok := childRunning(victim, binary); inner && ok {
+					victim = c
+				}
+				if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("SIGKILLed %d (inner %v) at %s", victim, victim != cmd.Process.Pid, delay)
+				<-exited
+			}
+			assertNothingLeft(t, store, binary)
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				after, err := cluster.HostNetwork()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if after == before {
+					return
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("10 s after the kill the host's network differs:\n%s", after)
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+		})
+	}
+}
+
+// childRunning finds a child of parent running bin: the coordinator a
+// netns run re-ran in its lab.
+func childRunning(parent int, bin string) (int, bool) {
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", d.Name(), "stat"))
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+		if err != nil || !strings.HasPrefix(string(cmdline), bin+"\x00") {
+			continue
+		}
+		// stat: pid (comm) state ppid …; comm may hold spaces.
+		fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+		if len(fields) > 1 && fields[1] == strconv.Itoa(parent) {
+			return pid, true
+		}
+	}
+	return 0, false
 }
