@@ -47,7 +47,7 @@ for bad arguments.`,
 		"seed":     "first seed: each point runs seeds seed … seed+N−1",
 		"duration": "shortest run of a point; a longer fault gets a run long enough for a whole strike",
 	}
-	bindSettings(cmd, &base, help, "impl", "exec-cmd", "exec-servers", "exec-checkpoints", "workload", "fault", "ttl", "clients", "seed", "duration", "backend", "network", "store",
+	bindSettings(cmd, &base, help, "impl", "exec-cmd", "exec-servers", "exec-name", "exec-checkpoints", "workload", "fault", "ttl", "clients", "seed", "duration", "backend", "network", "store",
 		"server-keepalive", "server-user-timeout", "server-idle-timeout", "server-io-timeout")
 	varies := make([]string, len(faults.Varies))
 	for i, v := range faults.Varies {

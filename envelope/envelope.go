@@ -104,6 +104,7 @@ func (p *Point) judge() {
 
 // Report is a sweep's result; it is envelope.json.
 type Report struct {
+	// Impl is the design as it is called (its --exec-name, if any).
 	Impl     string            `json:"impl"`
 	Workload string            `json:"workload"`
 	TTL      scenario.Duration `json:"ttl"`
@@ -148,7 +149,7 @@ func Sweep(ctx context.Context, o Options) (*Report, error) {
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
 		return nil, fmt.Errorf("create envelope dir: %w", err)
 	}
-	rep := &Report{Impl: o.Base.Impl, Workload: o.Base.Workload, TTL: o.Base.TTL, Clients: o.Base.Clients,
+	rep := &Report{Impl: runner.DesignName(o.Base), Workload: o.Base.Workload, TTL: o.Base.TTL, Clients: o.Base.Clients,
 		Plan: plan, References: plan.References(), Dir: o.Out, Started: start,
 		ServerTimeouts: runner.ServerTimeoutSettings(o.Base)}
 	for i := range o.Seeds {

@@ -146,6 +146,7 @@ func (r *Report) Unknown() bool { return r.Found == nil && r.Unjudged() == len(r
 
 // Report is what an exploration found and covered; it is explore.json.
 type Report struct {
+	// Impl is the design as it is called (its --exec-name, if any).
 	Impl     string   `json:"impl"`
 	Workload string   `json:"workload"`
 	Seed     int64    `json:"seed"`
@@ -192,7 +193,7 @@ func Explore(ctx context.Context, o Options) (*Report, error) {
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
 		return nil, fmt.Errorf("create explore dir: %w", err)
 	}
-	rep := &Report{Impl: o.Base.Impl, Workload: o.Base.Workload, Seed: o.Seed, Skipped: skipped,
+	rep := &Report{Impl: runner.DesignName(o.Base), Workload: o.Base.Workload, Seed: o.Seed, Skipped: skipped,
 		Budget: o.Budget.Seconds(), Rejected: map[string]int{}, Dir: o.Out, PairShare: pairShare}
 	for _, f := range fs {
 		rep.Faults = append(rep.Faults, f.Name())

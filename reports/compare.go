@@ -183,7 +183,7 @@ func NewMatrix(runs []Results, settings []Setting) Matrix {
 	groups := map[pair][]*group{}
 	var pairs []pair
 	for _, r := range runs {
-		k := pair{r.Impl, strings.Join(r.Faults, "+")}
+		k := pair{r.DesignName(), strings.Join(r.Faults, "+")}
 		if len(workloads) > 1 {
 			k.design += " (" + r.Workload + ")"
 		}
@@ -449,7 +449,7 @@ func (c Cell) Lines() []string {
 	}
 	lines = append(lines,
 		fmt.Sprintf("acquire p50 %s / p99 %s", fmtMs(c.AcquireP50Ms), fmtMs(c.AcquireP99Ms)),
-		fmt.Sprintf("%.1f acq/s, %.1f cmds/acq", c.Throughput, c.CommandsPerAcquisition))
+		fmt.Sprintf("%.1f acq/s, %s cmds/acq", c.Throughput, orDash(c.CommandsPerAcquisition)))
 	if c.Recoveries > 0 {
 		r := "next acquire: never"
 		if c.RecoveryMs != nil {
@@ -664,4 +664,14 @@ func ComparisonFiles(dir string, m Matrix) (map[string][]byte, error) {
 		files[EnvelopesPNG] = curves.png
 	}
 	return files, nil
+}
+
+// orDash shows a per-acquisition count, or "—" for none: a design that
+// reports no store commands (a library, a program that leaves cmds out)
+// has no figure, not a cost of zero.
+func orDash(v float64) string {
+	if v == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f", v)
 }

@@ -326,3 +326,24 @@ func TestCompareLinkStaysRelative(t *testing.T) {
 		}
 	}
 }
+
+// TestNewMatrixNamesUserLocks: two programs run with --impl exec are two
+// designs under the names the user gave them (--exec-name), and a design
+// that reports no store commands shows "—", not a cost of zero.
+func TestNewMatrixNamesUserLocks(t *testing.T) {
+	named := func(name string, cmds float64) Results {
+		r := run("exec", "none", checker.Valid, 0, nil, 1)
+		r.Design, r.Metrics.CommandsPerAcquisition = name, cmds
+		return r
+	}
+	m := NewMatrix([]Results{named("mylock", 0), named("theirlock", 4), run("exec", "none", checker.Valid, 0, nil, 1)}, testSettings)
+	if got := strings.Join(m.Designs, ","); got != "exec,mylock,theirlock" {
+		t.Fatalf("designs %s, want exec,mylock,theirlock", got)
+	}
+	for design, want := range map[string]string{"mylock": "20.0 acq/s, — cmds/acq", "theirlock": "20.0 acq/s, 4.0 cmds/acq"} {
+		c, ok := m.Cell(design, Column{Fault: "none"})
+		if !ok || !slices.Contains(c.Lines(), want) {
+			t.Errorf("%s: %v, want a line %q", design, c.Lines(), want)
+		}
+	}
+}

@@ -52,7 +52,7 @@ func (c TestCase) Passed() bool {
 
 // CaseFromResults makes the test case of a finished run.
 func CaseFromResults(r Results, expected Outcome, took time.Duration) TestCase {
-	return TestCase{Scenario: r.Scenario, Group: r.Impl, Expected: expected, Actual: OutcomeOf(r.Verdict),
+	return TestCase{Scenario: r.Scenario, Group: r.DesignName(), Expected: expected, Actual: OutcomeOf(r.Verdict),
 		Command: r.Command, Duration: took, RunDir: r.Dir, Details: details(r), Locktest: r.Locktest, Servers: r.Servers}
 }
 

@@ -17,8 +17,11 @@ import (
 // Results is everything known about one run; it is written as
 // results.json and is what compare and analyze read back.
 type Results struct {
-	Scenario string   `json:"scenario"`
-	Impl     string   `json:"impl"`
+	Scenario string `json:"scenario"`
+	Impl     string `json:"impl"`
+	// Design is the name the design goes by when it is not Impl: the
+	// user's name for their program (--exec-name).
+	Design   string   `json:"design,omitempty"`
 	Workload string   `json:"workload"`
 	Faults   []string `json:"faults"`
 	Seed     int64    `json:"seed"`
@@ -232,4 +235,13 @@ func ReadResults(dir string) (Results, error) {
 		return r, fmt.Errorf("read %s: %w", filepath.Join(dir, ResultsFile), err)
 	}
 	return r, nil
+}
+
+// DesignName is what the run's design is called wherever designs are
+// shown side by side: the user's name for their program, or the impl.
+func (r Results) DesignName() string {
+	if r.Design != "" {
+		return r.Design
+	}
+	return r.Impl
 }

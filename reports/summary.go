@@ -32,8 +32,8 @@ func Summary(w io.Writer, r Results) {
 		fmt.Fprintf(w, "resource  %d increments acknowledged, final value %s, %d lost, %d stale writes rejected, %d unknown%s\n",
 			c.Stats.Acknowledged, final, c.Stats.Lost, c.Stats.Rejected, c.Stats.Indeterminate, fencing)
 	}
-	fmt.Fprintf(w, "latency   acquire p50 %.1f ms, p99 %.1f ms; %.1f acquisitions/s; %.1f store commands per acquisition\n",
-		m.AcquireP50Ms, m.AcquireP99Ms, m.Throughput, m.CommandsPerAcquisition)
+	fmt.Fprintf(w, "latency   acquire p50 %.1f ms, p99 %.1f ms; %.1f acquisitions/s; %s store commands per acquisition\n",
+		m.AcquireP50Ms, m.AcquireP99Ms, m.Throughput, orDash(m.CommandsPerAcquisition))
 	if len(c.Faults) > 0 {
 		var fs []string
 		for _, f := range c.Faults {

@@ -145,8 +145,8 @@ func lookupDesign(cfg scenario.Config) (impls.Design, error) {
 		// --exec-servers too, they stand in for that design's.
 		servers = "none"
 	case cfg.Impl == impls.ExecName:
-	case cfg.ExecCmd != "" || cfg.ExecServers != "" || len(cfg.ExecCheckpoints) > 0:
-		return impls.Design{}, fmt.Errorf("--exec-cmd, --exec-servers and --exec-checkpoints only apply to --impl exec")
+	case cfg.ExecCmd != "" || cfg.ExecServers != "" || len(cfg.ExecCheckpoints) > 0 || cfg.ExecName != "":
+		return impls.Design{}, fmt.Errorf("--exec-cmd, --exec-servers, --exec-name and --exec-checkpoints only apply to --impl exec")
 	default:
 		return impls.Lookup(cfg.Impl)
 	}
@@ -163,7 +163,24 @@ func lookupDesign(cfg scenario.Config) (impls.Design, error) {
 		}
 	}
 	d.Checkpoints = cfg.ExecCheckpoints
+	if n := cfg.ExecName; n != "" {
+		if err := CheckName(n); err != nil {
+			return d, fmt.Errorf("--exec-name: %w", err)
+		}
+		if _, err := impls.Lookup(n); err == nil {
+			return d, fmt.Errorf("--exec-name %s: a registered design has that name; give your lock its own", n)
+		}
+	}
 	return d, nil
+}
+
+// DesignName is the name a run's design goes by: the user's name for
+// their program (--exec-name), or the impl.
+func DesignName(cfg scenario.Config) string {
+	if cfg.ExecName != "" {
+		return cfg.ExecName
+	}
+	return cfg.Impl
 }
 
 // Resolve validates cfg and looks up its design, workload and faults.
@@ -183,7 +200,7 @@ func Resolve(cfg scenario.Config) (Resolved, error) {
 		return r, &BadConfigError{err}
 	}
 	if r.Scenario == "" {
-		r.Scenario = fmt.Sprintf("%s_%s_%s", impls.FileName(cfg.Impl), cfg.Workload, strings.Join(cfg.Faults, "+"))
+		r.Scenario = fmt.Sprintf("%s_%s_%s", impls.FileName(DesignName(cfg)), cfg.Workload, strings.Join(cfg.Faults, "+"))
 	}
 	if err := Check(r.Config); err != nil {
 		return r, &BadConfigError{err}

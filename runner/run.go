@@ -798,7 +798,7 @@ func carriesTokens(recs []history.Record) bool {
 // set) as it begins to: a check and a report take long enough on a long
 // history that a progress display tells them apart.
 func analyze(dir string, cfg Resolved, write bool, writing func()) (reports.Results, error) {
-	res := reports.Results{Scenario: cfg.Scenario, Impl: cfg.Impl, Workload: cfg.Workload.Name, Faults: cfg.Config.Faults,
+	res := reports.Results{Scenario: cfg.Scenario, Impl: cfg.Impl, Design: cfg.ExecName, Workload: cfg.Workload.Name, Faults: cfg.Config.Faults,
 		Seed: cfg.Seed, Clients: cfg.Clients, Command: cfg.reproduce(), Config: cfg.Config, Dir: dir,
 		Locktest: reports.CurrentBuild(), Timeouts: runTimeouts(cfg)}
 	if cfg.NetworkNote != "" {

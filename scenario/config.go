@@ -101,6 +101,10 @@ type Config struct {
 	// the registered design whose servers it talks to (or "none").
 	ExecCmd     string `json:"exec_cmd,omitempty"`
 	ExecServers string `json:"exec_servers,omitempty"`
+	// ExecName is what the user calls their program's lock: summaries,
+	// compare, serve and suites show it where they show a design, so that
+	// two programs are two designs rather than one "exec" split by path.
+	ExecName string `json:"exec_name,omitempty"`
 	// ExecCheckpoints are the checkpoints the program announces
 	// (docs/protocol.md): the exec design lists them, so that a fault can
 	// stop a client at one and a search tries each.

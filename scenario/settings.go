@@ -44,6 +44,7 @@ var Settings = []Setting{
 	{Flag: "impl", Field: "Impl", Always: true, Help: "lock design to test (locktest list impls)"},
 	{Flag: "exec-cmd", Field: "ExecCmd", Arg: "CMD", Help: "with --impl exec: your lock client's command line, run once per worker (docs/protocol.md)"},
 	{Flag: "exec-servers", Field: "ExecServers", Help: "with --impl exec: the design whose servers to start (e.g. redis-single), or none"},
+	{Flag: "exec-name", Field: "ExecName", Arg: "NAME", Help: "with --impl exec: the name your lock goes by in summaries, compare, serve and suites (default: exec)"},
 	{Flag: "exec-checkpoints", Field: "ExecCheckpoints", Arg: "NAME,...", Help: "with --impl exec: the checkpoints your program announces inside acquire and release, where faults can stop it (docs/protocol.md)"},
 	{Flag: "checkpoint", Field: "Checkpoint", Arg: "NAME", Help: "where pause-at stops a client: one of the design's checkpoints (locktest list impls; default: its first)"},
 	{Flag: "servers", Field: "Servers", Arg: "ADDR,...", Help: "lock servers you run, host:port in the design's node order, used instead of starting the design's (link faults reach them through proxies); runs write lock keys: use scratch instances (docs/protocol.md)"},

@@ -35,7 +35,7 @@ var indexTmpl = template.Must(template.New("index").Funcs(funcs).Parse(`<!DOCTYP
 <td>{{if not .Started.IsZero}}{{.Started.Format "2006-01-02 15:04:05"}}{{end}}</td>
 <td><b>{{.Outcome | upper}}</b></td>
 <td class="num">{{.Lost}}</td>
-<td>{{if .IsDone}}{{.Results.Impl}} · {{join .Results.Faults ", "}} · seed {{.Results.Seed}}{{else}}{{.Progress}}{{end}}</td>
+<td>{{if .IsDone}}{{.Results.DesignName}} · {{join .Results.Faults ", "}} · seed {{.Results.Seed}}{{else}}{{.Progress}}{{end}}</td>
 <td>{{if .IsDone}}<a href="/{{.Path}}/report.html">report</a> · {{end}}<a href="/{{.Path}}/">files</a></td></tr>
 {{end}}</table>{{else}}<p>No run in this store yet: <code>locktest run --impl NAME --store {{.Store}}</code></p>{{end}}
 </body></html>

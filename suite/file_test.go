@@ -193,7 +193,7 @@ func TestParseInapplicableFault(t *testing.T) {
 // own field.
 func TestParseEverySetting(t *testing.T) {
 	values := map[string]string{
-		"impl": "exec", "exec_cmd": "true --fenced", "exec_servers": "redis-single", "workload": "counter",
+		"impl": "exec", "exec_cmd": "true --fenced", "exec_servers": "redis-single", "exec_name": "mylock", "workload": "counter",
 		"faults": "pause-holder+latency,pause-at", "clients": "3", "keys": "2", "duration": "4s", "ttl": "700ms",
 		"acquire_timeout": "3s", "io_timeout": "300ms", "retry_min": "10ms", "retry_jitter": "15ms",
 		"hold_min": "5ms", "hold_max": "90ms", "fault_interval": "2s", "fault_duration": "900ms", "fault_duration2": "400ms",

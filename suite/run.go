@@ -330,7 +330,7 @@ func settleAnySeed(os []Outcome) {
 }
 
 func newOutcome(j job) Outcome {
-	return Outcome{Index: j.index, Scenario: j.sc.Name, Anomalies: j.sc.Anomalies, Impl: j.cfg.Impl, Workload: j.cfg.Workload.Name,
+	return Outcome{Index: j.index, Scenario: j.sc.Name, Anomalies: j.sc.Anomalies, Impl: runner.DesignName(j.cfg.Config), Workload: j.cfg.Workload.Name,
 		Faults: j.cfg.Config.Faults, Seed: j.cfg.Seed, Expected: j.sc.Expect.String(), Unmeasured: j.sc.Unmeasured,
 		AnySeed: j.sc.Expect.AnySeed, Status: NotRun,
 		Command: j.cfg.Command()}

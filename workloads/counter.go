@@ -71,7 +71,9 @@ func (e *Env) renew(key string, g lock.Grant) (lock.Grant, error) {
 	o := e.invoke(history.FRenew, key)
 	before := e.commands()
 	ng, err := e.Lock.(lock.Renewer).Renew(context.Background(), key, g)
-	o.done(err, func(r *history.Record) { r.Token, r.Cmds, r.Validity = g.Token, int(e.commands()-before), said(ng, err) })
+	o.done(err, func(r *history.Record) {
+		r.Token, r.Cmds, r.Validity = g.Token, int(e.commands()-before), said(ng, err)
+	})
 	if err != nil {
 		return g, err
 	}
