@@ -156,6 +156,7 @@ func Sweep(ctx context.Context, o Options) (*Report, error) {
 		rep.Seeds = append(rep.Seeds, o.Base.Seed+int64(i))
 	}
 	search := Search{Lo: plan.Lo, Hi: plan.Hi, Tol: plan.Tol, MaxPoints: o.MaxPoints}
+	progress(o.Progress, "sweeping at most %d points × %d seeds (%d runs)", o.MaxPoints, len(rep.Seeds), o.MaxPoints*len(rep.Seeds))
 	rep.Outcome, err = search.Run(func(m float64) State {
 		if ctx.Err() != nil {
 			return Unknown
@@ -171,7 +172,8 @@ func Sweep(ctx context.Context, o Options) (*Report, error) {
 		}
 		pt.judge()
 		rep.Points = append(rep.Points, pt)
-		progress(o.Progress, "p%02d %-10s %s: %d/%d seeds lost an update", pt.N, plan.Label(m), pt.State, pt.Unsafe, len(pt.Runs))
+		progress(o.Progress, "p%02d %-10s %s: %d/%d seeds lost an update  [point %d of at most %d, %s]", pt.N, plan.Label(m), pt.State,
+			pt.Unsafe, len(pt.Runs), pt.N, o.MaxPoints, time.Since(start).Round(time.Second))
 		return pt.State
 	})
 	if err != nil {

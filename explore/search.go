@@ -221,6 +221,8 @@ func Explore(ctx context.Context, o Options) (*Report, error) {
 	rng.Shuffle(len(fs), func(i, j int) { fs[i], fs[j] = fs[j], fs[i] })
 	pick := newBandit(fs)
 	pairable := partners(fs)
+	progress(o.Progress, "searching for %s (until %s; the trial under way then runs to its end), then shrinking a finding for up to %s",
+		o.Budget, deadline.Format(time.TimeOnly), o.ShrinkBudget)
 	for n := 1; time.Now().Before(deadline) && ctx.Err() == nil; n++ {
 		f := pick.next()
 		t := Trial{N: n, Origin: "fresh", Seed: rng.Int64N(1 << 31)}
@@ -280,7 +282,8 @@ func Explore(ctx context.Context, o Options) (*Report, error) {
 			}
 		}
 		rep.Trials = append(rep.Trials, t)
-		progress(o.Progress, "t%03d %-8s %5.1fs  %s%s", n, t.Result, t.Wall, t.Knobs, t.controlNote())
+		progress(o.Progress, "t%03d %-8s %5.1fs  %s%s  [%s of %s]", n, t.Result, t.Wall, t.Knobs, t.controlNote(),
+			time.Since(start).Round(time.Second), o.Budget)
 		if t.Result == checker.Invalid && (t.Control != checker.Invalid || t.Class == checker.NoFaultNeeded) {
 			switch {
 			case found == nil || t.Class.Worse(found.Class):
