@@ -13,32 +13,80 @@ import (
 
 	"github.com/locktest/locktest/impls"
 	"github.com/locktest/locktest/runner"
+	"github.com/locktest/locktest/suite"
 )
 
 const depsLong = `Installs the servers the named designs need (every design's, given none)
 and that this machine lacks: on Debian or Ubuntu with apt-get (as root, or
 through sudo); elsewhere it prints what to install, by Debian package
 name. It then says, per design, whether it is ready to run. list impls
-shows the same without installing. Exit 0 when every design named is
-ready, 1 when something is still missing.`
+shows the same without installing. With --suite, the designs are those the
+suite file's scenarios run (a CI job installs only what its suite needs).
+Exit 0 when every design named is ready, 1 when something is still
+missing.`
 
 func depsCommand() *cobra.Command {
 	var dryRun bool
+	var suiteFile string
 	cmd := &cobra.Command{
 		Use:     "deps [DESIGN...]",
 		Short:   "install only the servers the named designs need",
 		Long:    depsLong,
-		Example: "  locktest deps redis-single etcd\n  locktest deps --dry-run",
+		Example: "  locktest deps redis-single etcd\n  locktest deps --suite suites/quick.yaml\n  locktest deps --dry-run",
 		Args:    cobra.ArbitraryArgs,
 		RunE: exits(func(cmd *cobra.Command, args []string) int {
-			return deps(args, dryRun, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+			var designs []impls.Design
+			for _, n := range args {
+				d, err := impls.Lookup(n)
+				if err != nil {
+					fmt.Fprintf(stderr, "%s deps: %v\n", prog, err)
+					return exitBadArgs
+				}
+				designs = append(designs, d)
+			}
+			if suiteFile != "" {
+				f, err := suite.Load(suiteFile)
+				if err != nil {
+					fmt.Fprintf(stderr, "%s deps: %v\n", prog, err)
+					return exitBadArgs
+				}
+				designs = append(designs, suiteDesigns(f)...)
+			}
+			if len(args) == 0 && suiteFile == "" {
+				for _, n := range designNames() {
+					d, _ := impls.Lookup(n)
+					designs = append(designs, d)
+				}
+			}
+			return deps(designs, dryRun, stdout, stderr)
 		}),
 		ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 			return designNames(), cobra.ShellCompDirectiveNoFileComp
 		},
 	}
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the install command instead of running it")
+	cmd.Flags().StringVar(&suiteFile, "suite", "", "also the designs this suite file's scenarios run")
 	return cmd
+}
+
+// suiteDesigns are the designs a suite's runs use, each once: an exec
+// design is its program's, on its servers, under the name it goes by.
+func suiteDesigns(f *suite.File) []impls.Design {
+	var out []impls.Design
+	seen := map[string]bool{}
+	for _, sc := range f.Scenarios {
+		for _, r := range sc.Runs {
+			d := r.Design
+			d.Name = runner.DesignName(r.Config)
+			key := d.Name + "\x00" + strings.Join(slices.Sorted(maps.Keys(d.Binaries)), "\x00")
+			if !seen[key] {
+				seen[key] = true
+				out = append(out, d)
+			}
+		}
+	}
+	return out
 }
 
 // designNames are the designs deps and list judge: every registered one
@@ -53,20 +101,8 @@ func designNames() []string {
 	return names
 }
 
-// deps installs what the designs named lack, then reports each one.
-func deps(names []string, dryRun bool, stdout, stderr io.Writer) int {
-	if len(names) == 0 {
-		names = designNames()
-	}
-	var designs []impls.Design
-	for _, n := range names {
-		d, err := impls.Lookup(n)
-		if err != nil {
-			fmt.Fprintf(stderr, "%s deps: %v\n", prog, err)
-			return exitBadArgs
-		}
-		designs = append(designs, d)
-	}
+// deps installs what the designs lack, then reports each one.
+func deps(designs []impls.Design, dryRun bool, stdout, stderr io.Writer) int {
 	pkgs := map[string]bool{}
 	var order []string
 	for _, d := range designs {

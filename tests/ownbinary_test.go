@@ -24,6 +24,32 @@ type ownBinary struct {
 // costs a compile of one main and a link, some 10 s.
 func buildOwnBinary(t *testing.T, name string) ownBinary {
 	t.Helper()
+	repo, git := ownRepo(t, nil)
+	b := ownBinary{path: filepath.Join(t.TempDir(), name), revision: git("rev-parse", "HEAD")}
+	var err error
+	if b.time, err = time.Parse(time.RFC3339, git("log", "-1", "--format=%cI")); err != nil {
+		t.Fatal(err)
+	}
+	// -buildvcs=true overrides a GOFLAGS that turns stamping off: the
+	// test is about the stamp.
+	build := exec.Command("go", "build", "-buildvcs=true", "-o", b.path, ".")
+	build.Dir = repo
+	build.Env = append(os.Environ(), offline...)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build in %s: %v\n%s", repo, err, out)
+	}
+	return b
+}
+
+// offline keeps the go command in a user's repository to the module cache
+// and this checkout: a test must not reach for the network.
+var offline = []string{"GOPROXY=off", "GOFLAGS=-mod=readonly"}
+
+// ownRepo makes a user's repository: a module of their own whose main is
+// examples/mylock's, with extra files, committed to git. It returns the
+// directory and a git runner in it.
+func ownRepo(t *testing.T, extra map[string]string) (string, func(args ...string) string) {
+	t.Helper()
 	repo := filepath.Join(t.TempDir(), "mylock")
 	if err := os.MkdirAll(repo, 0o755); err != nil {
 		t.Fatal(err)
@@ -48,7 +74,11 @@ func buildOwnBinary(t *testing.T, name string) ownBinary {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for file, data := range map[string][]byte{"go.mod": []byte(mod), "go.sum": sum, "main.go": main} {
+	files := map[string][]byte{"go.mod": []byte(mod), "go.sum": sum, "main.go": main}
+	for file, data := range extra {
+		files[file] = []byte(data)
+	}
+	for file, data := range files {
 		if err := os.WriteFile(filepath.Join(repo, file), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -66,19 +96,7 @@ func buildOwnBinary(t *testing.T, name string) ownBinary {
 	git("init", "-q")
 	git("add", ".")
 	git("commit", "-q", "-m", "my lock")
-	b := ownBinary{path: filepath.Join(t.TempDir(), name), revision: git("rev-parse", "HEAD")}
-	if b.time, err = time.Parse(time.RFC3339, git("log", "-1", "--format=%cI")); err != nil {
-		t.Fatal(err)
-	}
-	// -buildvcs=true overrides a GOFLAGS that turns stamping off: the
-	// test is about the stamp.
-	build := exec.Command("go", "build", "-buildvcs=true", "-o", b.path, ".")
-	build.Dir = repo
-	build.Env = append(os.Environ(), "GOPROXY=off", "GOFLAGS=-mod=readonly")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build in %s: %v\n%s", repo, err, out)
-	}
-	return b
+	return repo, git
 }
 
 // TestOwnBinary builds a user's binary (about 10 s on an idle machine, a
