@@ -480,3 +480,30 @@ func TestPageShowsPairs(t *testing.T) {
 		}
 	}
 }
+
+// TestBanditAddKeepsItsPlace: an arm added mid-search (plain contention,
+// after a finding beyond the lease) is tried after the faults not yet
+// tried, and the search does not start over from its first fault.
+func TestBanditAddKeepsItsPlace(t *testing.T) {
+	names := []string{"pause-holder", "kill-node", "partition", "latency"}
+	var fs []faults.Fault
+	for _, n := range names {
+		fs = append(fs, mustFault(t, n))
+	}
+	b := newBandit(fs)
+	for _, want := range names[:2] {
+		f := b.next()
+		if f.Name() != want {
+			t.Fatalf("drew %s, want %s", f.Name(), want)
+		}
+		b.record(f, 1)
+	}
+	b.add(mustFault(t, faults.None))
+	for _, want := range []string{"partition", "latency", faults.None} {
+		f := b.next()
+		if f.Name() != want {
+			t.Fatalf("after add: drew %s, want %s (each untried fault once, the added one last)", f.Name(), want)
+		}
+		b.record(f, 0)
+	}
+}

@@ -302,8 +302,7 @@ func Explore(ctx context.Context, o Options) (*Report, error) {
 				underLease = true
 				progress(o.Progress, "t%03d found lost updates beyond the lease; searching on for one inside it", n)
 				if none, err := faults.Lookup(faults.None); err == nil {
-					fs = append(fs, none)
-					pick = newBandit(fs)
+					pick.add(none)
 				}
 			}
 		}
@@ -317,7 +316,7 @@ func Explore(ctx context.Context, o Options) (*Report, error) {
 	if found != nil && !rep.Interrupted {
 		rep.Found = shrink(ctx, o, *found)
 	}
-	rep.Coverage = coverage(rep.Trials, fs)
+	rep.Coverage = coverage(rep.Trials, pick.faults)
 	if err := write(rep, o); err != nil {
 		return rep, err
 	}
@@ -361,7 +360,16 @@ func (b *bandit) next() faults.Fault {
 	return b.faults[best]
 }
 
-// record adds a trial's score, capped at 1 (a violation ends the search).
+// add makes f a new arm, tried once after the faults not yet tried: the
+// search goes on where it was, not from the first fault again (which left
+// the faults it had not reached untried for the rest of a budget).
+func (b *bandit) add(f faults.Fault) {
+	b.faults = append(b.faults, f)
+	b.tries = append(b.tries, 0)
+	b.sum = append(b.sum, 0)
+}
+
+// record adds a trial's score, capped at 1 (a violation scores no more).
 func (b *bandit) record(f faults.Fault, score float64) {
 	i := slices.Index(b.faults, f)
 	b.tries[i]++
