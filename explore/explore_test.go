@@ -507,3 +507,35 @@ func TestBanditAddKeepsItsPlace(t *testing.T) {
 		b.record(f, 0)
 	}
 }
+
+// TestPageDrawsTheSearch: explore.html draws each trial on its fault's
+// row along the search time, says which faults the budget never reached
+// instead of ranges of zeros, and escapes what a trial's knobs say (a
+// program's checkpoint name is the user's text).
+func TestPageDrawsTheSearch(t *testing.T) {
+	dir := t.TempDir()
+	hostile := `<img src=x onerror=alert(1)>`
+	rep := &Report{Impl: "exec", Dir: dir, Trials: []Trial{
+		{N: 1, Wall: 12, Result: checker.Valid, Knobs: Knobs{Fault: "pause-at", Checkpoint: hostile, FaultLen: 1.2, Hold: 0.2, Clients: 3, Keys: 1},
+			Strikes: []Strike{{Effect: checker.Effective}, {Effect: checker.NoEffect}}},
+		{N: 2, Wall: 20, Result: checker.Invalid, Knobs: Knobs{Fault: "pause-holder", FaultLen: 1.5, Hold: 0.2, Clients: 3, Keys: 1}},
+	}}
+	rep.Coverage = coverage(rep.Trials, []faults.Fault{mustFault(t, "pause-at"), mustFault(t, "pause-holder"), mustFault(t, "kill-node")})
+	if err := write(rep, Options{Out: dir}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, ReportHTML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	for _, want := range []string{"<svg", `<g class="invalid">`, "t001 valid, 1 of 2 strikes took effect", "30 s",
+		`<td>kill-node</td><td colspan="9">not tried: the budget ran out first</td>`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("explore.html lacks %q", want)
+		}
+	}
+	if strings.Contains(page, hostile) {
+		t.Error("explore.html carries a checkpoint name as markup")
+	}
+}

@@ -39,6 +39,7 @@ var page = template.Must(template.New("explore").Funcs(template.FuncMap{
 	"rel":       func(path string) string { return path }, // replaced per exploration in write
 	"classText": reports.LeaseClassText,
 	"pctf":      func(x float64) float64 { return 100 * x },
+	"timeline":  timeline,
 }).Parse(pageTmpl))
 
 // write writes the capsule (if something was found), explore.json and
