@@ -347,3 +347,33 @@ func TestNewMatrixNamesUserLocks(t *testing.T) {
 		}
 	}
 }
+
+// TestEnvelopeChartSmallMultiples: the curves chart draws each design's
+// sweep of each fault in a panel of its own, four to a row, as measured.
+func TestEnvelopeChartSmallMultiples(t *testing.T) {
+	sweep := func(impl, fault string, unsafe ...int) Envelope {
+		e := Envelope{Impl: impl, Workload: "counter", TTL: "1s", Clients: 5,
+			Plan: EnvelopePlan{Fault: fault, Vary: "pause", Unit: "TTL", Lo: 0.25, Hi: 4}}
+		for i, u := range unsafe {
+			e.Points = append(e.Points, EnvelopePoint{Magnitude: 0.25 + 0.75*float64(i), Unsafe: u,
+				Runs: []json.RawMessage{json.RawMessage("{}"), json.RawMessage("{}")}})
+		}
+		return e
+	}
+	var sweeps []Envelope
+	for _, f := range []string{"pause-holder", "slow-resource-write"} {
+		sweeps = append(sweeps, sweep("redis-single", f, 0, 1, 2, 2), sweep("redis-single-fenced", f, 0, 0, 0, 0),
+			sweep("redis-lockdelay", f, 0, 0, 2, 2))
+	}
+	png0, w, h, err := NewEnvelopes(sweeps).Chart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(png0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w != 4*curvesPanelW || h != 2*curvesPanelH || img.Bounds().Dx() < w {
+		t.Fatalf("chart %d×%d (image %v), want 6 panels four to a row: %v×%v", w, h, img.Bounds(), 4*curvesPanelW, 2*curvesPanelH)
+	}
+}

@@ -341,92 +341,65 @@ func (t Envelopes) Markdown(w io.Writer) {
 	fmt.Fprintln(w)
 }
 
-// Curve colors: one per design, none of them red (reserved for
-// overlapping holders), in an order that keeps neighbours apart.
-var curveColors = []color.Color{
-	color.RGBA{R: 31, G: 119, B: 180, A: 255},
-	color.RGBA{R: 255, G: 127, B: 14, A: 255},
-	color.RGBA{R: 44, G: 160, B: 44, A: 255},
-	color.RGBA{R: 148, G: 103, B: 189, A: 255},
-	color.RGBA{R: 140, G: 86, B: 75, A: 255},
-	color.RGBA{R: 227, G: 119, B: 194, A: 255},
-	color.RGBA{R: 127, G: 127, B: 127, A: 255},
-	color.RGBA{R: 188, G: 189, B: 34, A: 255},
-	color.RGBA{R: 23, G: 190, B: 207, A: 255},
-	color.RGBA{R: 0, G: 0, B: 0, A: 255},
-}
+// curveColor is the one color of every curve: each panel holds one, and
+// red is reserved for overlapping holders.
+var curveColor = color.RGBA{R: 31, G: 119, B: 180, A: 255}
 
-var curveGlyphs = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.PyramidGlyph{},
-	draw.CrossGlyph{}, draw.PlusGlyph{}, draw.RingGlyph{}, draw.BoxGlyph{}}
-
-// Geometry of the curves chart, in px: a panel per column, at most
-// curvesPerRow side by side, so that it fits a laptop screen.
+// Geometry of the curves chart, in px: small multiples, a panel per design
+// and column, at most curvesPerRow side by side, so that it fits a laptop
+// screen and no curve hides another.
 const (
-	curvesPanelW = 440.0
-	curvesPanelH = 340.0
-	curvesPerRow = 3
+	curvesPanelW = 330.0
+	curvesPanelH = 230.0
+	curvesPerRow = 4
 )
 
 // Chart draws every sweep's curve, the share of seeds that lost an update
-// against the fault's size, a panel per column and a line per design,
-// with one legend of the designs under the panels. It returns the PNG
-// and its size in CSS pixels.
+// against the fault's size, in a panel of its own (design and column in
+// its title), the lease marked where the size is in TTLs. The values are
+// drawn as measured: a safe design lies on 0. It returns the PNG and its
+// size in CSS pixels.
 func (t Envelopes) Chart() ([]byte, int, int, error) {
 	if len(t.Sweeps) == 0 {
 		return nil, 0, 0, nil
 	}
 	var panels []*figure
 	for _, col := range t.Columns {
-		f := newFigure(col.String(), "share of seeds that lost updates", curvesPanelW, curvesPanelH, 0)
-		f.p.X.Tick.Marker = plot.DefaultTicks{}
-		f.p.Y.Min, f.p.Y.Max = -0.08, 1.1
-		f.p.X.Label.Text = "size, in TTLs"
-		if col.Vary != "rate" {
-			lease, _ := plotter.NewLine(plotter.XYs{{X: 1, Y: f.p.Y.Min}, {X: 1, Y: f.p.Y.Max}})
-			lease.Color, lease.Width, lease.Dashes = color.Gray{Y: 120}, vg.Points(1), []vg.Length{px(5), px(4)}
-			f.p.Add(lease)
-		}
-		for i, d := range t.Designs {
+		for _, d := range t.Designs {
 			e, ok := t.Sweep(d, col)
 			if !ok {
 				continue
 			}
+			f := newFigure(d+" · "+col.String(), "share of seeds unsafe", curvesPanelW, curvesPanelH, 0)
+			f.p.X.Tick.Marker = plot.DefaultTicks{}
+			f.p.Y.Min, f.p.Y.Max = 0, 1.05
+			f.p.X.Label.Text = "size, in TTLs"
 			if e.Plan.Unit == "rate" {
 				f.p.X.Label.Text = "clock rate (1 = true speed)"
+			} else {
+				lease, _ := plotter.NewLine(plotter.XYs{{X: 1, Y: f.p.Y.Min}, {X: 1, Y: f.p.Y.Max}})
+				lease.Color, lease.Width, lease.Dashes = color.Gray{Y: 120}, vg.Points(1), []vg.Length{px(5), px(4)}
+				f.p.Add(lease)
 			}
 			pts := slices.Clone(e.Points)
 			sort.Slice(pts, func(a, b int) bool { return pts[a].Magnitude < pts[b].Magnitude })
 			var xys plotter.XYs
-			// Designs with the same curve would hide one another: each is
-			// drawn a hair above the last.
-			lift := 0.012 * (float64(i) - float64(len(t.Designs)-1)/2)
 			for _, p := range pts {
-				xys = append(xys, plotter.XY{X: p.Magnitude, Y: float64(p.Unsafe)/float64(max(1, len(p.Runs))) + lift})
+				xys = append(xys, plotter.XY{X: p.Magnitude, Y: float64(p.Unsafe) / float64(max(1, len(p.Runs)))})
 			}
-			l, s, err := plotter.NewLinePoints(xys)
+			l, sc, err := plotter.NewLinePoints(xys)
 			if err != nil {
 				return nil, 0, 0, fmt.Errorf("envelope chart: %w", err)
 			}
-			l.Color, l.Width = curveColors[i%len(curveColors)], vg.Points(1.5)
-			s.GlyphStyle = draw.GlyphStyle{Color: l.Color, Radius: px(4), Shape: curveGlyphs[i%len(curveGlyphs)]}
-			f.p.Add(l, s)
+			l.Color, l.Width = curveColor, vg.Points(1.5)
+			sc.GlyphStyle = draw.GlyphStyle{Color: curveColor, Radius: px(3.5), Shape: draw.CircleGlyph{}}
+			f.p.Add(l, sc)
+			panels = append(panels, f)
 		}
-		panels = append(panels, f)
-	}
-	// One legend for all panels: the designs, with their line and mark.
-	var legend []legendEntry
-	for i, d := range t.Designs {
-		l, _ := plotter.NewLine(plotter.XYs{{}, {X: 1}})
-		l.Color, l.Width = curveColors[i%len(curveColors)], vg.Points(1.5)
-		s, _ := plotter.NewScatter(plotter.XYs{{}})
-		s.GlyphStyle = draw.GlyphStyle{Color: l.Color, Radius: px(4), Shape: curveGlyphs[i%len(curveGlyphs)]}
-		legend = append(legend, legendEntry{d, lineAndMark{l, s}})
 	}
 	cols := min(len(panels), curvesPerRow)
 	rows := (len(panels) + cols - 1) / cols
-	legendLines := legendRows(legend, curvesPanelW*float64(cols))
-	legendH := float64(len(legendLines))*legendEntryH + legendPad
-	width, height := curvesPanelW*float64(cols), curvesPanelH*float64(rows)+legendH
+	width, height := curvesPanelW*float64(cols), curvesPanelH*float64(rows)
 	cv := vgimg.NewWith(vgimg.UseWH(px(width), px(height)), vgimg.UseDPI(dpi*pngScale))
 	dc := draw.New(cv)
 	dc.FillPolygon(color.White, box(0, px(width), 0, px(height)))
@@ -436,23 +409,11 @@ func (t Envelopes) Chart() ([]byte, int, int, error) {
 			Min: vg.Point{X: px(x0), Y: px(height - top - curvesPanelH)},
 			Max: vg.Point{X: px(x0 + curvesPanelW), Y: px(height - top)}}})
 	}
-	drawLegend(dc, legendLines, px(legendH))
 	var buf bytes.Buffer
 	if _, err := (vgimg.PngCanvas{Canvas: cv}).WriteTo(&buf); err != nil {
 		return nil, 0, 0, fmt.Errorf("envelope chart: %w", err)
 	}
 	return buf.Bytes(), int(width), int(height), nil
-}
-
-// lineAndMark is a legend thumbnail of a curve: its line and its mark.
-type lineAndMark struct {
-	line *plotter.Line
-	mark *plotter.Scatter
-}
-
-func (t lineAndMark) Thumbnail(c *draw.Canvas) {
-	t.line.Thumbnail(c)
-	t.mark.Thumbnail(c)
 }
 
 // Compare reads every run and every sweep under paths and builds their
