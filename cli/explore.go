@@ -41,7 +41,7 @@ its coverage: not a proof of safety), 2 when not one trial could be judged,
 	bindSettings(cmd, &base, map[string]string{
 		"fault":   "faults to search, or all (default: every fault that applies to the design)",
 		"fencing": "keep the resource's fencing at reads-writes or writes (default: each trial draws one, when the design hands the resource tokens)",
-	}, "impl", "exec-cmd", "exec-servers", "exec-name", "exec-checkpoints", "workload", "fencing", "fault", "ttl", "backend", "network", "store")
+	}, "impl", "exec-cmd", "exec-servers", "exec-name", "exec-checkpoints", "workload", "fencing", "fault", "ttl", "persist", "backend", "network", "store")
 	fs := cmd.Flags()
 	// Unset, the search draws the fencing: run's default is none here.
 	fs.Lookup("fencing").DefValue = ""
