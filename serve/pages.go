@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"log/slog"
 	"net/http"
+	"path"
 	"strings"
 
 	"github.com/locktest/locktest/reports"
@@ -20,9 +21,11 @@ th { background: #f6f6f6; } td.num { text-align: right; font-variant-numeric: ta
 .banner { padding: .7em 1em; border-radius: 6px; margin: .8em 0; font-size: 1.1em; }
 pre, code { font: 12.5px ui-monospace, monospace; background: #f4f4f4; border-radius: 3px; }
 pre { padding: .6em; overflow-x: auto; } small { color: #555; }
+pre#summary { white-space: pre-wrap; overflow-wrap: anywhere; }
+h2 { font-size: 1.1em; margin: 1.4em 0 .3em; } details summary { cursor: pointer; color: #333; }
 </style>`
 
-var funcs = template.FuncMap{"upper": strings.ToUpper, "join": strings.Join}
+var funcs = template.FuncMap{"upper": strings.ToUpper, "join": strings.Join, "base": path.Base}
 
 var indexTmpl = template.Must(template.New("index").Funcs(funcs).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">{{if .Refresh}}<meta http-equiv="refresh" content="5">{{end}}
@@ -30,15 +33,22 @@ var indexTmpl = template.Must(template.New("index").Funcs(funcs).Parse(`<!DOCTYP
 <h1>locktest store <code>{{.Store}}</code></h1>
 <p>{{len .Runs}} run(s), newest first. <a href="` + Prefix + reports.CompareHTML + `">Designs × faults comparison</a> of the checked runs.
 {{if .Refresh}}<small>A run is in progress: this page reloads every 5 s.</small>{{end}}</p>
-{{if .Runs}}<table id="runs"><tr><th>scenario</th><th>started</th><th>verdict</th><th class="num">lost updates</th><th>run</th><th>files</th></tr>
-{{range .Runs}}<tr class="{{.Class}}"><td><a href="` + Prefix + `run/{{.Path}}">{{.Config.Scenario}}</a><br><small>{{.Path}}</small></td>
+{{range .Groups}}<section class="group">
+{{if eq .Kind "scenario"}}<h2>{{.Title}} <small>{{len .Runs}} run(s)</small></h2>{{template "runs" .Runs}}
+{{else}}<h2>{{.Kind}} <code>{{.Title}}</code> <small>{{len .Runs}} run(s)</small></h2>
+<div class="banner {{.Class}}"><a href="/{{.Page}}">{{base .Page}}</a> — {{.Summary}} · <a href="/{{.Path}}/">files</a></div>
+{{if .Runs}}<details><summary>its {{len .Runs}} run(s)</summary>{{template "runs" .Runs}}</details>{{end}}{{end}}
+</section>
+{{else}}<p>No run in this store yet: <code>locktest run --impl NAME --store {{.Store}}</code></p>{{end}}
+</body></html>
+{{define "runs"}}<table class="runs"><tr><th>scenario</th><th>started</th><th>verdict</th><th class="num">lost updates</th><th>run</th><th>files</th></tr>
+{{range .}}<tr class="{{.Class}}"><td><a href="` + Prefix + `run/{{.Path}}">{{.Config.Scenario}}</a><br><small>{{.Path}}</small></td>
 <td>{{if not .Started.IsZero}}{{.Started.Format "2006-01-02 15:04:05"}}{{end}}</td>
 <td><b>{{.Outcome | upper}}</b></td>
 <td class="num">{{.Lost}}</td>
 <td>{{if .IsDone}}{{.Results.DesignName}} · {{join .Results.Faults ", "}} · seed {{.Results.Seed}}{{else}}{{.Progress}}{{end}}</td>
 <td>{{if .IsDone}}<a href="/{{.Path}}/report.html">report</a> · {{end}}<a href="/{{.Path}}/">files</a></td></tr>
-{{end}}</table>{{else}}<p>No run in this store yet: <code>locktest run --impl NAME --store {{.Store}}</code></p>{{end}}
-</body></html>
+{{end}}</table>{{end}}
 `))
 
 var runTmpl = template.Must(template.New("run").Funcs(funcs).Parse(`<!DOCTYPE html>

@@ -223,9 +223,11 @@ func (r Run) Outcome() string {
 }
 
 // runs finds every run directory of the store (one holding config.json),
-// newest first. Server data and logs inside a run are not walked.
-func (s *Server) runs() ([]Run, error) {
+// newest first, and the explorations, sweeps and suite outputs that hold
+// some. Server data and logs inside a run are not walked.
+func (s *Server) runs() ([]Run, []*Group, error) {
 	var out []Run
+	var groups []*Group
 	err := fs.WalkDir(s.root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p == "." {
@@ -235,6 +237,9 @@ func (s *Server) runs() ([]Run, error) {
 		}
 		if !d.IsDir() {
 			return nil
+		}
+		if g, ok := s.container(p); ok {
+			groups = append(groups, g)
 		}
 		if _, err := fs.Stat(s.root.FS(), path.Join(p, scenario.ConfigFile)); err != nil {
 			return nil
@@ -252,7 +257,7 @@ func (s *Server) runs() ([]Run, error) {
 		}
 		return strings.Compare(a.Path, b.Path)
 	})
-	return out, err
+	return out, groups, err
 }
 
 // load reads one run directory: its results when checked, else what its
@@ -320,7 +325,7 @@ func (s *Server) load(p string, detail bool) (Run, error) {
 }
 
 func (s *Server) index(w http.ResponseWriter, req *http.Request) {
-	runs, err := s.runs()
+	runs, containers, err := s.runs()
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
@@ -329,8 +334,9 @@ func (s *Server) index(w http.ResponseWriter, req *http.Request) {
 	render(w, indexTmpl, struct {
 		Store   string
 		Runs    []Run
+		Groups  []*Group
 		Refresh bool
-	}{s.store, runs, following})
+	}{s.store, runs, group(runs, containers), following})
 }
 
 func (s *Server) run(w http.ResponseWriter, req *http.Request) {

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/locktest/locktest/clock"
+	"github.com/locktest/locktest/explore"
 	"github.com/locktest/locktest/history"
 	"github.com/locktest/locktest/history/historytest"
 	"github.com/locktest/locktest/reports"
@@ -267,5 +268,44 @@ func TestNew(t *testing.T) {
 			srv.Close()
 			t.Errorf("New(%s): no error", p)
 		}
+	}
+}
+
+// TestIndexGroups: the index folds an exploration's trials under it, with
+// a link to its page and what it found, and keeps a store's own runs
+// grouped by scenario; what an exploration's file says is text.
+func TestIndexGroups(t *testing.T) {
+	store := t.TempDir()
+	done, cfg := writeRun(t, store, "20261124T074351.274", historytest.Counter{Clients: 3, Keys: 1, Ops: 60, Seed: 1}.Records())
+	if _, err := runner.Analyze(filepath.Join(store, done), cfg); err != nil {
+		t.Fatal(err)
+	}
+	expl := filepath.Join(store, "explore", "exec", "20261128T090000")
+	trial, _ := writeRun(t, filepath.Join(expl, "runs"), "20261128T090001.000", inProgress())
+	report := `{"impl": "<script>alert(1)</script>", "trials": [{}], "found": {"class": "inside-lease"}}`
+	if err := os.WriteFile(filepath.Join(expl, explore.ReportJSON), []byte(report), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	code, body, _ := get(t, srv, "/")
+	if code != 200 {
+		t.Fatalf("status %d", code)
+	}
+	for _, want := range []string{
+		"<h2>redis-single_counter_pause-holder <small>1 run(s)</small></h2>",
+		"<h2>exploration <code>explore/exec/20261128T090000</code> <small>1 run(s)</small></h2>",
+		`<a href="/explore/exec/20261128T090000/explore.html">explore.html</a> — &lt;script&gt;alert(1)&lt;/script&gt;: lost updates, inside lease, in 1 trials`,
+		"<details><summary>its 1 run(s)</summary>", `href="/_/run/explore/exec/20261128T090000/runs/` + trial + `"`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("index lacks %q:\n%s", want, body)
+		}
+	}
+	if strings.Contains(body, "<script>") {
+		t.Error("the index carries an exploration's text as markup")
 	}
 }
