@@ -30,6 +30,7 @@ type progress struct {
 
 	mu      sync.Mutex
 	done    int
+	failed  int // runs done that did not show what was expected
 	running map[int]*watch
 	stop    chan struct{}
 	stopped sync.WaitGroup
@@ -69,6 +70,9 @@ func (p *progress) tick(every time.Duration) {
 func (p *progress) prefix() string {
 	w := len(fmt.Sprint(p.total))
 	el := time.Since(p.start).Round(time.Second)
+	if p.failed > 0 {
+		return fmt.Sprintf("[%*d/%d %s, %d failed]", w, p.done, p.total, el, p.failed)
+	}
 	return fmt.Sprintf("[%*d/%d %s]", w, p.done, p.total, el)
 }
 
@@ -118,6 +122,9 @@ func (p *progress) end(i int, o Outcome) {
 	delete(p.running, i)
 	if o.Status != NotRun {
 		p.done++
+	}
+	if o.Status == Fail || o.Status == Errored {
+		p.failed++
 	}
 	p.println(p.prefix() + " " + resultLine(o))
 }
