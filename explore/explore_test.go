@@ -539,3 +539,19 @@ func TestPageDrawsTheSearch(t *testing.T) {
 		t.Error("explore.html carries a checkpoint name as markup")
 	}
 }
+
+// TestTrialCheckTimeout: a trial the resource's check decides bounds its
+// mutual-exclusion check, so that one history with many unknown acquires
+// does not eat the budget; a mutex trial, which that check decides, keeps
+// the run's timeout.
+func TestTrialCheckTimeout(t *testing.T) {
+	k := Knobs{Fault: "pause-holder", FaultLen: 1.5, Hold: 0.2, Clients: 3, Keys: 1}
+	for workload, want := range map[string]scenario.Duration{"counter": trialCheckTimeout, "mutex": scenario.Defaults().CheckTimeout} {
+		base := scenario.Defaults()
+		base.Impl, base.Workload = "redis-single", workload
+		r, reason := k.resolve(base, 1, t.TempDir(), "t", false)
+		if reason != "" || r.CheckTimeout != want {
+			t.Errorf("%s: check timeout %v (%s), want %v", workload, r.CheckTimeout, reason, want)
+		}
+	}
+}
