@@ -74,6 +74,9 @@ interrupted. The summary ends with the command that reproduces the run.`,
 		if resolved.Network == runner.NetworkNetns && !cluster.InLab() {
 			return rerunInLab(stderr)
 		}
+		if resolved.NetworkNote != "" {
+			fmt.Fprintln(stderr, prog+" run: note:", resolved.NetworkNote)
+		}
 		for _, w := range runner.Warnings(resolved) {
 			fmt.Fprintln(stderr, prog+" run: warning:", w)
 		}

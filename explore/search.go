@@ -397,10 +397,7 @@ func (k Knobs) resolve(base scenario.Config, runSeed int64, store, scenario stri
 	if r.Workload.NeedsResource {
 		r.CheckTimeout = min(r.CheckTimeout, trialCheckTimeout)
 	}
-	// The proxy standing in for the lab (a delay) is a note on the run,
-	// not a point that cannot show anything.
-	note := func(w string) bool { return w == r.NetworkNote }
-	if w := slices.DeleteFunc(runner.Warnings(r), note); warn && len(w) > 0 {
+	if w := runner.Warnings(r); warn && len(w) > 0 {
 		return r, w[0]
 	}
 	return r, ""

@@ -177,6 +177,9 @@ func Run(t *testing.T, design impls.Design, opts ...Option) reports.Results {
 	if err != nil {
 		t.Fatalf("locktesting.Run: %v", err)
 	}
+	if resolved.NetworkNote != "" {
+		t.Logf("locktest note: %s", resolved.NetworkNote)
+	}
 	for _, w := range runner.Warnings(resolved) {
 		t.Logf("locktest warning: %s", w)
 	}

@@ -16,7 +16,9 @@ var lengthFlag = regexp.MustCompile(`--fault-duration\b`)
 // what it is for, so that a run is not read as evidence it cannot give (a
 // pause shorter than the lease proves nothing about leases). Each fault
 // says its own (faults.Traits.Warn); none stops the run, since a run may
-// mean to show exactly that.
+// mean to show exactly that. The proxy standing in for the lab
+// (NetworkNote) is not one: it says how the run was made, not what it
+// cannot show.
 func Warnings(r Resolved) []string {
 	c := r.Config
 	d := func(v scenario.Duration) time.Duration { return time.Duration(v) }
@@ -24,9 +26,6 @@ func Warnings(r Resolved) []string {
 	var out []string
 	warn := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
 
-	if r.NetworkNote != "" {
-		warn("%s", r.NetworkNote)
-	}
 	if !faults.Injects(r.Faults) {
 		return out
 	}
