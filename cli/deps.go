@@ -36,6 +36,9 @@ func depsCommand() *cobra.Command {
 		Args:    cobra.ArbitraryArgs,
 		RunE: exits(func(cmd *cobra.Command, args []string) int {
 			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+			if len(args) == 0 && suiteFile == "" {
+				args = designNames()
+			}
 			var designs []impls.Design
 			for _, n := range args {
 				d, err := impls.Lookup(n)
@@ -52,12 +55,6 @@ func depsCommand() *cobra.Command {
 					return exitBadArgs
 				}
 				designs = append(designs, suiteDesigns(f)...)
-			}
-			if len(args) == 0 && suiteFile == "" {
-				for _, n := range designNames() {
-					d, _ := impls.Lookup(n)
-					designs = append(designs, d)
-				}
 			}
 			return deps(designs, dryRun, stdout, stderr)
 		}),
