@@ -70,7 +70,7 @@ for bad arguments.`,
 			fmt.Fprintln(stderr, prog+" envelope: give exactly one --fault to sweep (sweepable: "+strings.Join(envelope.SweepableFaults(), ", ")+")")
 			return exitBadArgs
 		}
-		if base.Network == runner.NetworkNetns && !cluster.InLab() {
+		if runner.Network(base) == runner.NetworkNetns && !cluster.InLab() {
 			return rerunInLab(stderr) // every point's lab lives in it
 		}
 		o.Base, o.Fault, o.Vary, o.Progress = base, base.Faults[0], faults.Vary(vary), stdout

@@ -63,7 +63,7 @@ its coverage: not a proof of safety), 2 when not one trial could be judged,
 			fmt.Fprintln(stderr, prog+" explore: --shrink-seeds must be between 1 and 20")
 			return exitBadArgs
 		}
-		if base.Network == runner.NetworkNetns && !cluster.InLab() {
+		if runner.Network(base) == runner.NetworkNetns && !cluster.InLab() {
 			return rerunInLab(stderr) // every trial's lab lives in it
 		}
 		faultList := base.Faults

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -102,7 +103,7 @@ func suiteRunFlags(fs *pflag.FlagSet, opt *suite.Options, with string) {
 	fs.Lookup("parallel").DefValue = parallelDefault
 	fs.IntVar(&opt.Seeds, "seeds", 0, with+"run every scenario with seeds 1..N instead of its own (detection rates)")
 	fs.StringVar(&opt.Backend, "backend", "", with+"run every scenario's servers as local processes or docker containers (default: each scenario's own, local)")
-	fs.StringVar(&opt.Network, "network", "", with+"make every scenario's link faults with a proxy or in network namespaces, netns (default: each scenario's own, proxy)")
+	fs.StringVar(&opt.Network, "network", "", with+"make every scenario's link faults in network namespaces (netns), with a proxy (proxy), or whichever the machine allows (auto) (default: each scenario's own)")
 }
 
 func suiteRunCommand() *cobra.Command {
@@ -245,14 +246,17 @@ func suiteMergeCommand() *cobra.Command {
 	return cmd
 }
 
-// needsLab reports whether a run of the suite asks for --network netns.
+// needsLab reports whether a run of the suite uses the lab (--network
+// netns, or auto where the machine allows it).
 func needsLab(f *suite.File, opt suite.Options) bool {
-	if opt.Network != "" {
-		return opt.Network == runner.NetworkNetns
-	}
 	for _, sc := range f.Scenarios {
 		for _, r := range sc.Runs {
-			if r.Network == runner.NetworkNetns {
+			cfg := r.Config
+			cfg.Network = cmp.Or(opt.Network, r.AskedNetwork)
+			if opt.Backend != "" {
+				cfg.Backend = opt.Backend
+			}
+			if runner.Network(cfg) == runner.NetworkNetns {
 				return true
 			}
 		}

@@ -74,6 +74,42 @@ var libraries = []library{
 			"./curator/classes/LockClient.class":  "run clients/curator/build (scripts/install-deps does)",
 		},
 	},
+	{
+		name: "python-etcd3",
+		description: "python-etcd3's Lock (Python) on 3-node etcd: a transaction creating the key with a lease of --ttl " +
+			"(whole seconds), retried on a watch; renew refreshes the lease; dials one member, no fencing",
+		servers: "etcd",
+		pkg:     "python3-etcd3",
+		argv:    []string{"/usr/bin/python3", "./python-etcd3/lock.py"},
+		needs: map[string]string{"/usr/bin/python3": "apt-get install python3",
+			"/usr/lib/python3/dist-packages/etcd3/__init__.py": "apt-get install python3-etcd3"},
+		renews: true,
+	},
+	toozLibrary("redis", "redis-single", "a Redis key with a timeout (lock_timeout = --ttl), kept alive by the coordinator's heartbeat; one Redis"),
+	toozLibrary("zookeeper", "zookeeper", "Kazoo's Lock under tooz on 3-node ZooKeeper: ephemeral znode, session timeout = --ttl"),
+	toozLibrary("etcd3", "etcd", "python-etcd3's Lock over gRPC with a lease of --ttl kept alive by the heartbeat; dials one member of 3-node etcd"),
+	toozLibrary("postgresql", "postgres-advisory", "a PostgreSQL session advisory lock (pg_try_advisory_lock), held while the connection lives",
+		"/usr/lib/python3/dist-packages/psycopg2/__init__.py", "apt-get install python3-psycopg2"),
+	toozLibrary("mysql", "mariadb-getlock", "MariaDB GET_LOCK of a session (PyMySQL), held while the connection lives"),
+}
+
+// toozLibrary is OpenStack tooz's lock over one of its backends: the same
+// application code, whose safety the backend decides.
+// needs adds a file and how to get it, for a backend's own driver.
+func toozLibrary(backend, servers, what string, needs ...string) library {
+	lib := library{
+		name:        "tooz-" + backend,
+		description: "OpenStack tooz's lock (Python) over " + backend + ": " + what + "; no fencing",
+		servers:     servers,
+		pkg:         "python3-tooz",
+		argv:        []string{"/usr/bin/python3", "./tooz/lock.py", backend},
+		needs: map[string]string{"/usr/bin/python3": "apt-get install python3",
+			"/usr/lib/python3/dist-packages/tooz/__init__.py": "apt-get install python3-tooz"},
+	}
+	for i := 0; i+1 < len(needs); i += 2 {
+		lib.needs[needs[i]] = needs[i+1]
+	}
+	return lib
 }
 
 func init() {

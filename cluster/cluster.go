@@ -25,6 +25,8 @@ type Cluster struct {
 	guard *os.File
 	// timeouts are the lock servers' (SetTimeouts).
 	timeouts Timeouts
+	// eviction is the lock's Redis servers' maxmemory-policy (SetEviction).
+	eviction string
 
 	closeOnce sync.Once
 	closeErr  error

@@ -9,12 +9,15 @@ import (
 	"os/exec"
 	"os/signal"
 	"regexp"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 )
 
 // Why a lab, and where it lives. A proxy decides what a partition does to
@@ -37,7 +40,7 @@ import (
 // and firewall are never touched, and the only addresses are the lab's.
 //
 // Making namespaces, veths and rules needs CAP_NET_ADMIN and
-// CAP_SYS_ADMIN: root. A run as another user is refused (LabSupport).
+// CAP_SYS_ADMIN: root. Elsewhere a run uses the proxy (LabSupport).
 
 // LabEnv marks a coordinator that runs inside its lab's namespace.
 const LabEnv = "LOCKTEST_IN_LAB"
@@ -59,22 +62,58 @@ func StartLab() error {
 	return nil
 }
 
-// LabSupport says why a run cannot have a lab here, or nil.
+// LabSupport says why a run cannot have a lab here, or nil. Root is not
+// enough in a container, which may lack the capabilities or forbid
+// unshare: it tries once to make a network namespace.
 func LabSupport() error {
+	labSupport.once.Do(func() { labSupport.err = probeLab() })
+	return labSupport.err
+}
+
+var labSupport struct {
+	once sync.Once
+	err  error
+}
+
+func probeLab() error {
 	if os.Geteuid() != 0 {
-		return errors.New("--network netns needs root (network namespaces, veths and firewall rules); run as root or use --network proxy")
+		return errors.New("network namespaces, veths and firewall rules need root")
+	}
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return fmt.Errorf("read own capabilities: %w", err)
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if hex, ok := strings.CutPrefix(line, "CapEff:"); ok {
+			caps, err := strconv.ParseUint(strings.TrimSpace(hex), 16, 64)
+			if err != nil {
+				return fmt.Errorf("read own capabilities: %w", err)
+			}
+			if caps&(1<<unix.CAP_SYS_ADMIN) == 0 || caps&(1<<unix.CAP_NET_ADMIN) == 0 {
+				return errors.New("network namespaces need CAP_SYS_ADMIN and CAP_NET_ADMIN, which this root lacks (a container?)")
+			}
+		}
+	}
+	errc := make(chan error, 1)
+	go func() {
+		// Never unlocked: the thread, moved into a namespace of its own,
+		// ends with this goroutine and takes the namespace with it.
+		runtime.LockOSThread()
+		errc <- unix.Unshare(unix.CLONE_NEWNET)
+	}()
+	if err := <-errc; err != nil {
+		return fmt.Errorf("this process may not make a network namespace: %w", err)
 	}
 	return nil
 }
 
 // RerunInLab runs this program again with args in a new network namespace
 // and returns its exit code. The child dies with this process (parent-death
-// signal) and is born into the run's cgroup; Ctrl-C reaches it through the
-// terminal's process group, and a SIGTERM sent to this process alone is
-// passed on.
+// signal) and is born into the run's cgroup; a SIGINT or SIGTERM sent to
+// this process is passed on.
 func RerunInLab(args []string) (int, error) {
 	if err := LabSupport(); err != nil {
-		return 0, err
+		return 0, fmt.Errorf("--network netns: %w: run as root or use --network proxy", err)
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -97,9 +136,9 @@ func RerunInLab(args []string) (int, error) {
 		for {
 			select {
 			case s := <-sigs:
-				if s == syscall.SIGTERM {
-					_ = cmd.Process.Signal(s)
-				}
+				// A Ctrl-C reaches the child from the terminal too; a
+				// second interrupt changes nothing there.
+				_ = cmd.Process.Signal(s)
 			case <-done:
 				return
 			}

@@ -62,6 +62,9 @@ func (c *Cluster) StartRedis(ctx context.Context, name string, opt RedisOptions)
 	}
 	if opt.Role != RoleResource {
 		conf = append(conf, knobLines(c.timeoutKnobs("redis-server"), " ")...)
+		if policy := c.evictionPolicy(); policy != "" {
+			conf = append(conf, "maxmemory-policy "+policy)
+		}
 	}
 	conf = append(conf, opt.Config...)
 	confPath := filepath.Join(dir, "redis.conf")
@@ -94,4 +97,23 @@ func pingRedis(ctx context.Context, addr string) error {
 		return fmt.Errorf("PING answered %q", strings.TrimSpace(line))
 	}
 	return nil
+}
+
+// EvictionPolicies are the values of Redis's maxmemory-policy.
+var EvictionPolicies = []string{"noeviction", "allkeys-lru", "volatile-lru", "allkeys-lfu", "volatile-lfu",
+	"allkeys-random", "volatile-random", "volatile-ttl"}
+
+// SetEviction gives the lock's Redis servers started from now on the
+// maxmemory-policy policy ("" keeps the server's default, noeviction). The
+// resource is the checker's and never evicts.
+func (c *Cluster) SetEviction(policy string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.eviction = policy
+}
+
+func (c *Cluster) evictionPolicy() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.eviction
 }

@@ -168,6 +168,10 @@ func Run(t *testing.T, design impls.Design, opts ...Option) reports.Results {
 	sc := testCase{cfg: scenario.Defaults(), expect: Safe}
 	sc.cfg.Impl = design.Name
 	sc.cfg.Store = defaultStore()
+	// The test's process shares the network of the test binary's other
+	// tests, so it cannot move into a namespace of its own as locktest
+	// run does: its links are the proxy's.
+	sc.cfg.Network = runner.NetworkProxy
 	for _, opt := range opts {
 		if err := opt(&sc); err != nil {
 			t.Fatalf("locktesting.Run: %v", err)

@@ -26,6 +26,9 @@ type Results struct {
 	Faults   []string `json:"faults"`
 	Seed     int64    `json:"seed"`
 	Clients  int      `json:"clients"`
+	// Network is what made the run's links: "netns" (the kernel, in the
+	// run's namespaces) or "proxy"; a verdict on a partition depends on it.
+	Network string `json:"network,omitempty"`
 	// Command reproduces the run.
 	Command string          `json:"command"`
 	Config  any             `json:"config"`

@@ -17,7 +17,11 @@ import (
 func Summary(w io.Writer, r Results) {
 	m, c := r.Metrics, r.Checks
 	ms := func(t int64) string { return checker.Seconds(t, c.Start) }
-	fmt.Fprintf(w, "scenario  %s  (seed %d, %d clients)\n", r.Scenario, r.Seed, r.Clients)
+	network := ""
+	if r.Network != "" {
+		network = ", network " + r.Network
+	}
+	fmt.Fprintf(w, "scenario  %s  (seed %d, %d clients%s)\n", r.Scenario, r.Seed, r.Clients, network)
 	fmt.Fprintf(w, "ops       acquire ok %d / fail %d / info %d   release ok %d / fail %d / info %d\n",
 		m.Acquires.OK, m.Acquires.Fail, m.Acquires.Info, m.Releases.OK, m.Releases.Fail, m.Releases.Info)
 	if r.DecidedBy == checker.ResourceCheck || c.Resource.Ops > 0 {

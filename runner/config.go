@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -53,60 +54,110 @@ type Resolved struct {
 	// again, in place of Command: a test that calls locktesting.Run is
 	// reproduced by go test, not by a locktest command.
 	Reproduce string
+	// AskedNetwork is the --network the run was given ("auto" for none);
+	// Network is what it resolved to, which changes with the backend a
+	// suite sets for all its runs, while this does not.
+	AskedNetwork string
 	// NetworkNote says why the run uses the proxy though it asked for
-	// --network netns; its Network says proxy then.
+	// --network netns or a link fault of it could have had the kernel's;
+	// its Network says proxy then.
 	NetworkNote string
 }
 
-// Networks of --network.
+// Networks of --network. NetworkAuto (or no value) is the default: the
+// lab wherever a run can have one, for its faults are the kernel's, and
+// the proxy elsewhere, saying why.
 const (
+	NetworkAuto  = "auto"
 	NetworkProxy = "proxy"
 	NetworkNetns = "netns"
 )
 
-// ResolveNetwork decides what makes the run's link faults. netns is
-// refused where it cannot be had at all (not root); it gives way to the
-// proxy, saying why, where the run's servers are not its own processes
-// or a fault needs a proxy (a delay: no netem); a fault only the kernel
-// makes (packet loss, one-way partitions) refuses the proxy.
-// A suite that sets --network or --backend for every run resolves again.
+// Network is what a run of cfg uses for its links before its faults are
+// weighed: the one --network names, or for auto the lab where the
+// servers are the run's own processes and this machine lets it make
+// namespaces, and the proxy otherwise. A command that starts runs asks
+// it to know whether to move into a namespace of its own first.
+func Network(cfg scenario.Config) string {
+	if cfg.Network != "" && cfg.Network != NetworkAuto {
+		return cfg.Network
+	}
+	if outsideLab(cfg) != "" || cluster.LabSupport() != nil {
+		return NetworkProxy
+	}
+	return NetworkNetns
+}
+
+// outsideLab says why the servers of cfg cannot be in a lab, or "".
+func outsideLab(cfg scenario.Config) string {
+	switch {
+	case cfg.Backend != "" && cfg.Backend != cluster.LocalBackend:
+		return fmt.Sprintf("--backend %s runs servers in containers, which locktest's lab cannot hold", cfg.Backend)
+	case len(cfg.Servers) > 0:
+		return "--servers are your servers, outside any namespace locktest makes"
+	}
+	return ""
+}
+
+// ResolveNetwork decides what makes the run's link faults. An explicit
+// netns is refused where it cannot be had at all (LabSupport); it gives
+// way to the proxy, saying why, where the run's servers are not its own
+// processes or a fault needs a proxy (a delay: no netem). auto does the
+// same without refusing, and says why only when the run has a link fault
+// the choice decides. A fault only the kernel makes (packet loss, one-way
+// partitions) refuses the proxy. A suite that sets --network or
+// --backend for every run resolves again.
 func ResolveNetwork(r *Resolved) error {
 	r.NetworkNote = ""
-	var kernelOnly, proxyOnly []string
+	if r.AskedNetwork == "" {
+		r.AskedNetwork = cmp.Or(r.Network, NetworkAuto)
+	}
+	r.Network = r.AskedNetwork
+	auto := r.Network == NetworkAuto
+	var kernelOnly, proxyOnly, links []string
 	for _, f := range r.Faults {
-		switch f.Traits().Net {
-		case faults.NetKernel:
+		t := f.Traits()
+		switch {
+		case t.Net == faults.NetKernel:
 			kernelOnly = append(kernelOnly, f.Name())
-		case faults.NetProxy:
+		case t.Net == faults.NetProxy:
 			proxyOnly = append(proxyOnly, f.Name())
 		}
-	}
-	if r.Network != NetworkNetns {
-		if len(kernelOnly) > 0 {
-			return bad("fault %s needs --network netns: a proxy forwards the bytes of connections, not packets", kernelOnly[0])
+		if t.Links {
+			links = append(links, f.Name())
 		}
-		return nil
 	}
-	var why string
-	switch {
-	case r.Backend != "" && r.Backend != cluster.LocalBackend:
-		why = fmt.Sprintf("--backend %s runs servers in containers, which locktest's lab cannot hold", r.Backend)
-	case len(r.Servers) > 0:
-		why = "--servers are your servers, outside any namespace locktest makes"
-	case len(proxyOnly) > 0:
+	why := outsideLab(r.Config)
+	if why == "" && len(proxyOnly) > 0 {
 		why = fmt.Sprintf("fault %s delays packets, which needs netem, which locktest does not count on", proxyOnly[0])
 	}
-	if why == "" {
+	if why == "" && (auto || r.Network == NetworkNetns) {
 		if err := cluster.LabSupport(); err != nil {
-			return &BadConfigError{err}
+			if !auto {
+				return &BadConfigError{fmt.Errorf("--network netns: %w: run as root or use --network proxy", err)}
+			}
+			why = err.Error()
 		}
+	}
+	switch {
+	case r.Network == NetworkProxy && len(kernelOnly) > 0:
+		return bad("fault %s needs --network netns: a proxy forwards the bytes of connections, not packets", kernelOnly[0])
+	case r.Network == NetworkProxy:
 		return nil
+	case why == "":
+		r.Network = NetworkNetns
+		return nil
+	case len(kernelOnly) > 0:
+		return bad("fault %s needs the kernel's network (--network netns), but %s: run them apart", kernelOnly[0], why)
 	}
-	if len(kernelOnly) > 0 {
-		return bad("--network netns: fault %s needs it, but %s: run them apart", kernelOnly[0], why)
-	}
+	asked := r.Network
 	r.Network = NetworkProxy
-	r.NetworkNote = "asked for --network netns, used the proxy: " + why
+	switch {
+	case asked == NetworkNetns:
+		r.NetworkNote = "asked for --network netns, used the proxy: " + why
+	case len(links) > 0:
+		r.NetworkNote = fmt.Sprintf("fault %s acts through the proxy, not the kernel: %s", links[0], why)
+	}
 	return nil
 }
 
@@ -213,6 +264,9 @@ func Resolve(cfg scenario.Config) (Resolved, error) {
 			return r, bad("--stop-on-violation: workload %s has no resource to check", cfg.Workload)
 		}
 	}
+	if _, redis := r.Design.Binaries["redis-server"]; cfg.Eviction != "" && !redis {
+		return r, bad("--eviction %s: impl %s runs no Redis server of its own, whose maxmemory-policy it sets; drop --eviction", cfg.Eviction, cfg.Impl)
+	}
 	if err := checkTimeoutServers(cfg, r.Design); err != nil {
 		return r, &BadConfigError{err}
 	}
@@ -309,7 +363,8 @@ func Check(cfg scenario.Config) error {
 		{cfg.ClockRate > 0 && !math.IsInf(cfg.ClockRate, 1), fmt.Sprintf("--clock-rate %v: must be a finite number above 0 (1 is true speed)", cfg.ClockRate)},
 		{workloads.CheckFencing(cfg.Fencing) == nil, fmt.Sprint("--fencing: ", workloads.CheckFencing(cfg.Fencing))},
 		{faults.CheckMoment(cfg.FaultMoment) == nil, fmt.Sprint("--fault-moment: ", faults.CheckMoment(cfg.FaultMoment))},
-		{cfg.Network == "" || cfg.Network == NetworkProxy || cfg.Network == NetworkNetns, fmt.Sprintf("--network %q: valid are %s and %s", cfg.Network, NetworkProxy, NetworkNetns)},
+		{cfg.Network == "" || cfg.Network == NetworkAuto || cfg.Network == NetworkProxy || cfg.Network == NetworkNetns, fmt.Sprintf("--network %q: valid are %s, %s and %s", cfg.Network, NetworkAuto, NetworkNetns, NetworkProxy)},
+		{cfg.Eviction == "" || slices.Contains(cluster.EvictionPolicies, cfg.Eviction), fmt.Sprintf("--eviction %q: valid are %s", cfg.Eviction, strings.Join(cluster.EvictionPolicies, ", "))},
 		{cfg.Loss > 0 && cfg.Loss <= 1, fmt.Sprintf("--loss %v: must be a probability above 0 and at most 1", cfg.Loss)},
 		{cluster.CheckBackend(cfg.Backend) == nil, fmt.Sprint("--backend: ", cluster.CheckBackend(cfg.Backend))},
 		{cfg.Store != "", `--store "": give a directory (an empty name would write into the current directory)`},

@@ -281,6 +281,7 @@ func (r *run) execute(ctx context.Context) (bool, error) {
 		r.cluster.UseClockShim(shim)
 	}
 	r.cluster.SetTimeouts(timeouts(cfg.Config))
+	r.cluster.SetEviction(cfg.Eviction)
 	dep, err := cfg.Design.Deploy(ctx, r.cluster, lockCfg)
 	if err != nil {
 		return ctx.Err() != nil, fmt.Errorf("start %s servers: %w", cfg.Design.Name, err)
@@ -799,7 +800,7 @@ func carriesTokens(recs []history.Record) bool {
 // history that a progress display tells them apart.
 func analyze(dir string, cfg Resolved, write bool, writing func()) (reports.Results, error) {
 	res := reports.Results{Scenario: cfg.Scenario, Impl: cfg.Impl, Design: cfg.ExecName, Workload: cfg.Workload.Name, Faults: cfg.Config.Faults,
-		Seed: cfg.Seed, Clients: cfg.Clients, Command: cfg.reproduce(), Config: cfg.Config, Dir: dir,
+		Seed: cfg.Seed, Clients: cfg.Clients, Network: cfg.Network, Command: cfg.reproduce(), Config: cfg.Config, Dir: dir,
 		Locktest: reports.CurrentBuild(), Timeouts: runTimeouts(cfg)}
 	if cfg.NetworkNote != "" {
 		res.Notes = append(res.Notes, cfg.NetworkNote)

@@ -137,6 +137,11 @@ func LoadRun(dir string) (Resolved, error) {
 		return Resolved{}, bad("%s: field %s: %s; the file is damaged, or was not written by locktest run", path, field, msg)
 	}
 	r := Resolved{Config: run.Config, Reproduce: run.Reproduce, NetworkNote: run.NetworkNote}
+	if r.Network == "" {
+		// Every run records the network it used; one stored before netns
+		// was the default and recorded none used the proxy.
+		r.Network = NetworkProxy
+	}
 	if r.Workload, err = workloads.Lookup(run.Workload); err != nil {
 		return r, bad("%s: %v", path, err)
 	}

@@ -123,10 +123,11 @@ type Config struct {
 	// Backend runs the servers: "local" processes (the default) or
 	// "docker" containers (cluster.RegisterBackend).
 	Backend string `json:"backend,omitempty"`
-	// Network is what makes the link faults: "proxy" (a TCP proxy per
-	// path, the default) or "netns" (each server and client in a network
-	// namespace of its own, faults as firewall rules; cluster.Lab). A
-	// run that cannot have netns records the proxy it used.
+	// Network is what makes the link faults: "netns" (each server and
+	// client in a network namespace of its own, faults as firewall rules;
+	// cluster.Lab), "proxy" (a TCP proxy per path), or "auto" / "" (the
+	// default: netns where the machine allows it). A resolved run records
+	// the one it used.
 	Network string `json:"network,omitempty"`
 	// Loss is the probability with which the loss fault drops a packet.
 	Loss float64 `json:"loss,omitempty"`
@@ -152,6 +153,11 @@ type Config struct {
 	ServerUserTimeout Duration `json:"server_user_timeout,omitempty"`
 	ServerIdleTimeout Duration `json:"server_idle_timeout,omitempty"`
 	ServerIOTimeout   Duration `json:"server_io_timeout,omitempty"`
+	// Eviction is the lock's Redis servers' maxmemory-policy, "" for the
+	// server's default (noeviction). A cache that evicts may drop a held
+	// lock's key under memory pressure: two holders with no crash, pause
+	// or partition.
+	Eviction string `json:"eviction,omitempty"`
 }
 
 // Defaults returns the configuration the CLI and suites start from: the

@@ -201,13 +201,13 @@ func TestParseEverySetting(t *testing.T) {
 		"clock_rate": "1.5", "persist": "true", "fencing": "writes", "backend": "local", "keep_data": "true", "check_timeout": "20s",
 		"servers": "127.0.0.1:7000", "server_pids": "4242", "exec_checkpoints": "after-set,before-del", "checkpoint": "before-del",
 		"server_keepalive": "7s", "server_user_timeout": "2.5s", "server_idle_timeout": "1m0s", "server_io_timeout": "9s",
-		"network": "proxy", "loss": "0.2",
+		"network": "proxy", "loss": "0.2", "eviction": "allkeys-lru",
 	}
-	// The servers' timeouts are refused beside servers the user runs, and
-	// no one design's servers take them all: each is a scenario of its
-	// own, on a design that takes it.
+	// The servers' timeouts and eviction are refused beside servers the
+	// user runs, and no one design's servers take them all: each is a
+	// scenario of its own, on a design that takes it.
 	apart := map[string]string{"server_keepalive": "postgres-advisory", "server_user_timeout": "postgres-advisory",
-		"server_idle_timeout": "mariadb-getlock", "server_io_timeout": "mariadb-getlock"}
+		"server_idle_timeout": "mariadb-getlock", "server_io_timeout": "mariadb-getlock", "eviction": "redis-single"}
 	var set []scenario.Setting
 	src := "scenarios:\n  - name: every\n    expect: any\n"
 	var rest string

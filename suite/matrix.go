@@ -171,7 +171,7 @@ func (p parser) matrix(kv pair, defaults []pair) ([]matrixCell, []pair, error) {
 			// on the proxy, as one that does not apply.
 			misfits := func(f faults.Fault) bool {
 				return f.Applies(design, faultWorkload(cfg.Workload)) != nil ||
-					(f.Traits().Net == faults.NetKernel && cfg.Network != runner.NetworkNetns)
+					(f.Traits().Net == faults.NetKernel && runner.Network(cfg) != runner.NetworkNetns)
 			}
 			if !slices.ContainsFunc(members, misfits) {
 				applies[fn.Value] = true

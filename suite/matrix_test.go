@@ -66,7 +66,7 @@ matrix:
 		t.Fatalf("cells:\n got %v\nwant %v", f.Matrix, want)
 	}
 	// On the proxy, a fault only the kernel makes has no cell.
-	proxied, err := Parse("s.yaml", []byte(strings.Replace(src, "  network: netns\n", "", 1)))
+	proxied, err := Parse("s.yaml", []byte(strings.Replace(src, "  network: netns\n", "  network: proxy\n", 1)))
 	if err != nil {
 		t.Fatal(err)
 	}

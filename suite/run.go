@@ -200,7 +200,7 @@ func (f *File) jobs(opt Options) ([]job, error) {
 				r.Backend = opt.Backend
 			}
 			if opt.Network != "" {
-				r.Network = opt.Network
+				r.AskedNetwork = opt.Network
 			}
 			if opt.Network != "" || opt.Backend != "" {
 				if err := runner.ResolveNetwork(&r); err != nil {

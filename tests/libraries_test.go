@@ -24,6 +24,12 @@ func TestLibraries(t *testing.T) {
 		{"lib:kazoo", checker.Invalid},
 		{"lib:curator", checker.Invalid},
 		{"postgres-advisory", checker.Valid},
+		// One library over several backends: the same code, safe or not
+		// by what holds its lock.
+		{"lib:tooz-redis", checker.Invalid},
+		{"lib:tooz-zookeeper", checker.Invalid},
+		{"lib:tooz-postgresql", checker.Valid},
+		{"lib:tooz-mysql", checker.Valid},
 	} {
 		code := 0
 		if tc.pause == checker.Invalid {
@@ -42,7 +48,7 @@ func TestLibraries(t *testing.T) {
 func TestLibrariesListedAndChecked(t *testing.T) {
 	r := locktest(t, "list", "impls")
 	for _, want := range []string{"lib:redis-py", "python3-redis ", "lib:kazoo", "python3-kazoo ", "lib:curator",
-		"libcurator-recipes-java "} {
+		"libcurator-recipes-java ", "lib:tooz-redis", "lib:tooz-etcd3", "python3-tooz "} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("locktest list impls lacks %q", want)
 		}

@@ -40,8 +40,8 @@ func storedNetwork(t *testing.T, r result) (network, note string) {
 // a lab and gives a verdict, with every fault healed, nothing left, and
 // config.json saying netns; a delay fault needs the proxy, so a netns run
 // with one uses it, and says so on stderr and in config.json; a fault only
-// the kernel makes is refused without netns, before anything starts.
-// Cost: about 15 s (two 4 s runs).
+// the kernel makes is refused on the proxy, before anything starts; with
+// no --network a run is in the lab. Cost: about 20 s.
 func TestNetworkChoice(t *testing.T) {
 	run := []string{"run", "--impl", "redis-single", "--workload", "counter", "--clients", "3", "--duration", "4s",
 		"--fault-interval", "1s", "--fault-duration", "1s", "--network", "netns"}
@@ -68,7 +68,16 @@ func TestNetworkChoice(t *testing.T) {
 			r.code, network, note)
 	}
 
-	r = locktest(t, "run", "--impl", "redis-single", "--fault", "loss")
+	// The default is the lab, where the machine allows it (here: root),
+	// and the summary says so.
+	r = locktest(t, "run", "--impl", "redis-single", "--clients", "3", "--duration", "2s", "--fault", "partition",
+		"--fault-interval", "500ms", "--fault-duration", "500ms")
+	r.assertNothingLeft(t)
+	if network, note := storedNetwork(t, r); network != "netns" || note != "" || !strings.Contains(r.stdout, "network netns)") {
+		t.Errorf("default run: exit %d, network %q (%q); want netns, said in the summary:\n%s", r.code, network, note, r.stdout)
+	}
+
+	r = locktest(t, "run", "--impl", "redis-single", "--fault", "loss", "--network", "proxy")
 	if r.code != 254 || !strings.Contains(r.stderr, "--network netns") {
 		t.Errorf("loss on the proxy: exit %d, %q; want 254 naming --network netns", r.code, r.stderr)
 	}
