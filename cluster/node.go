@@ -53,7 +53,7 @@ const (
 	RolePrimary  = "primary"
 	RoleReplica  = "replica"
 	RoleSentinel = "sentinel"
-	RoleResource = "resource" // the protected data, not part of the design
+	RoleResource = "resource" // the protected data: the checker's, or a design's own store
 	RoleLeader   = "leader"   // the elected leader of a consensus cluster (etcd)
 	RoleFollower = "follower" // a consensus member that does not lead now
 )

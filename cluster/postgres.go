@@ -24,7 +24,11 @@ const (
 
 // postgresConfig suits a server that lives for one test run: no fsync (a
 // killed server still keeps what the kernel has; only a machine crash
-// would lose it), TCP on loopback only and no Unix socket (a run
+// would lose it), but a commit is acknowledged only once its WAL is
+// written to the kernel (synchronous_commit on, the default): with it off,
+// the last commits live in the server's shared memory and a SIGKILL loses
+// them after they were acknowledged, which a design keeping its lock or its
+// data there would be blamed for. TCP on loopback only and no Unix socket (a run
 // directory's path may exceed a socket path's 107 bytes), small memory,
 // and every log line on stderr, which is the node's log. Dynamic shared
 // memory lives in files under the data directory (pg_dynshmem), not in
@@ -32,7 +36,7 @@ const (
 // left in /dev/shm after every interrupted run. (As root the server also
 // gets a private /dev/shm, see privateipc.go; this covers the rest.)
 var postgresConfig = []string{
-	"fsync=off", "synchronous_commit=off", "full_page_writes=off",
+	"fsync=off", "full_page_writes=off",
 	"unix_socket_directories=", "dynamic_shared_memory_type=mmap",
 	"shared_buffers=16MB", "max_connections=50",
 	"logging_collector=off", "log_destination=stderr",

@@ -60,12 +60,13 @@ func (f memoryPressure) Applies(d impls.Design, _ Workload) error {
 
 func (f memoryPressure) Run(ctx context.Context, env *Env) error {
 	return every(ctx, env, f.Name(), func(ctx context.Context) (hit, error) {
-		var nodes []*cluster.Node
-		for _, n := range env.pickNodes() {
+		var redis []*cluster.Node // not a design's Sentinels or database
+		for _, n := range env.Nodes {
 			if n.Kind == "redis" {
-				nodes = append(nodes, n) // not a design's Sentinels
+				redis = append(redis, n)
 			}
 		}
+		nodes := env.pickAmong(redis)
 		if len(nodes) == 0 {
 			return hit{}, errors.New("no Redis server among the targets")
 		}

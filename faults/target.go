@@ -208,8 +208,12 @@ func (e *Env) pickClient(ctx context.Context) (int, error) {
 }
 
 // pickNodes chooses the servers a fault hits this time, seeded.
-func (e *Env) pickNodes() []*cluster.Node {
-	nodes := append([]*cluster.Node(nil), e.Nodes...)
+func (e *Env) pickNodes() []*cluster.Node { return e.pickAmong(e.Nodes) }
+
+// pickAmong is pickNodes among candidates, some of the servers: those a
+// fault can act on in a design that has others too.
+func (e *Env) pickAmong(candidates []*cluster.Node) []*cluster.Node {
+	nodes := append([]*cluster.Node(nil), candidates...)
 	e.Rand.Shuffle(len(nodes), func(i, j int) { nodes[i], nodes[j] = nodes[j], nodes[i] })
 	switch e.Target.set {
 	case "node":
@@ -222,7 +226,7 @@ func (e *Env) pickNodes() []*cluster.Node {
 		return nodes
 	}
 	var out []*cluster.Node
-	for _, n := range e.Nodes {
+	for _, n := range candidates {
 		if n.Role() == e.Target.set {
 			out = append(out, n)
 		}

@@ -133,6 +133,11 @@ type Cell struct {
 	// lock at once: for a fenced design the data can be safe regardless.
 	MutexUnsafe int `json:"mutex_unsafe_runs"`
 	LostUpdates int `json:"lost_updates"`
+	// Rejected counts critical sections the resource refused (a stale
+	// token, a version that moved): wasted work, never lost, of Sections,
+	// the critical sections that got as far as a verdict on their write.
+	Rejected int `json:"rejected"`
+	Sections int `json:"sections"`
 	// FirstViolationS is the earliest violation of the deciding check,
 	// seconds from the start of its run.
 	FirstViolationS *float64 `json:"first_violation_s,omitempty"`
@@ -360,6 +365,8 @@ func newCell(design, fault string, rs []Results) Cell {
 			c.MutexUnsafe++
 		}
 		c.LostUpdates += r.Checks.Stats.Lost
+		c.Rejected += r.Checks.Stats.Rejected
+		c.Sections += r.Checks.Stats.Acknowledged + r.Checks.Stats.Rejected
 		if fv := r.decider().FirstViolationS; fv != nil && (c.FirstViolationS == nil || *fv < *c.FirstViolationS) {
 			v := *fv
 			c.FirstViolationS = &v
@@ -480,6 +487,9 @@ func (c Cell) safetyFacts() [][]string {
 	var v []string
 	if c.Workload == "counter" || c.LostUpdates > 0 {
 		v = append(v, fmt.Sprintf("%d lost", c.LostUpdates))
+	}
+	if c.Rejected > 0 {
+		v = append(v, fmt.Sprintf("%.2g wasted per 100 sections", 100*float64(c.Rejected)/float64(c.Sections)))
 	}
 	if c.FirstViolationS != nil {
 		v = append(v, fmt.Sprintf("first at %.1f s", *c.FirstViolationS))
