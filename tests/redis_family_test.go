@@ -52,6 +52,21 @@ func TestRedisFamily(t *testing.T) {
 					t.Fatalf("compare-and-delete let unpaused clients overlap: %v", o)
 				}
 			}},
+		// A cache that evicts drops a held lock's key under memory
+		// pressure; one that refuses writes when full does not.
+		{row: "row24", impl: "redis-single", fault: "memory-pressure", args: []string{"--eviction", "allkeys-lru"},
+			code: 1, mutex: checker.Invalid, data: checker.Invalid},
+		{row: "row24-control", impl: "redis-single", fault: "memory-pressure", args: []string{"--eviction", "noeviction"},
+			code: 0, mutex: checker.Valid, data: checker.Valid},
+		// Source S4: the data's version check refuses a late holder's
+		// write, with the lock and without one: wasted work, no loss.
+		{row: "row25", impl: "redis-version-check", fault: "pause-holder", code: 0, mutex: checker.Invalid, data: checker.Valid},
+		{row: "row25-nolock", impl: "version-check", fault: "pause-holder", code: 0, mutex: checker.Invalid, data: checker.Valid,
+			check: func(t *testing.T, _ runHistory, res reports.Results) {
+				if res.Checks.Stats.Rejected == 0 {
+					t.Fatal("with no lock every client wrote at once, and the version check refused none")
+				}
+			}},
 		{row: "row5", impl: "redis-getset", fault: "client-clock-skew", code: 1, mutex: checker.Invalid, data: checker.Invalid},
 		// Expiry judged by the server: a client's clock does not matter.
 		{row: "row5-control", impl: "redis-single", fault: "client-clock-skew", code: 0, mutex: checker.Valid, data: checker.Valid},
