@@ -56,7 +56,15 @@ func (c clientSet) Restart(i int) error {
 	}
 	seqBase := old.maxSeq + len(r.keys) + 1
 	r.mu.Unlock()
-	w, err := r.startWorker(old.wc, seqBase)
+	// A new process is a new owner. With the dead one's seed it would draw
+	// the same owner ids again, and a lock that takes a key holding its own
+	// owner for a grant whose reply it lost (postgres-unique, the Redis
+	// scripts) would hand it its predecessor's lock: a restart the harness
+	// made safe, not the lock. Each restart steps the seed (an LCG step:
+	// deterministic, never the same as before).
+	wc := old.wc
+	wc.Lock.Seed = wc.Lock.Seed*6364136223846793005 + 1442695040888963407
+	w, err := r.startWorker(wc, seqBase)
 	if w == nil {
 		return fmt.Errorf("restart c%d: %w", i, err)
 	}
