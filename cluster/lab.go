@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -63,8 +62,11 @@ func StartLab() error {
 }
 
 // LabSupport says why a run cannot have a lab here, or nil. Root is not
-// enough in a container, which may lack the capabilities or forbid
-// unshare: it tries once to make a network namespace.
+// enough in a container, which may lack the capabilities. (It does not
+// try an unshare on a thread of its own: a thread left in another
+// namespace, even one about to end, can be where the runtime clones its
+// next thread from, and a server a proxied run started from it listened
+// where its coordinator could not reach it.)
 func LabSupport() error {
 	labSupport.once.Do(func() { labSupport.err = probeLab() })
 	return labSupport.err
@@ -93,16 +95,6 @@ func probeLab() error {
 				return errors.New("network namespaces need CAP_SYS_ADMIN and CAP_NET_ADMIN, which this root lacks (a container?)")
 			}
 		}
-	}
-	errc := make(chan error, 1)
-	go func() {
-		// Never unlocked: the thread, moved into a namespace of its own,
-		// ends with this goroutine and takes the namespace with it.
-		runtime.LockOSThread()
-		errc <- unix.Unshare(unix.CLONE_NEWNET)
-	}()
-	if err := <-errc; err != nil {
-		return fmt.Errorf("this process may not make a network namespace: %w", err)
 	}
 	return nil
 }
