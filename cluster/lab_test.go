@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // inLab runs the calling test again in a network namespace of its own
@@ -448,5 +450,37 @@ func TestLabLeavesNothing(t *testing.T) {
 				time.Sleep(100 * time.Millisecond)
 			}
 		})
+	}
+}
+
+// TestChildAfterNewNamespaceIsBornHome: a child started with no endpoint
+// right after a lab made a namespace is not born in that namespace.
+// netns.New moves the spawning thread, and a suite's proxied run once had
+// its resource server started in the namespace a lab run beside it had
+// just made, where its coordinator could not reach it.
+func TestChildAfterNewNamespaceIsBornHome(t *testing.T) {
+	if err := LabSupport(); err != nil {
+		t.Fatal(err)
+	}
+	ns, err := newNamespace()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ns.Close()
+	var made unix.Stat_t
+	if err := unix.Fstat(int(ns), &made); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	cmd := exec.Command("readlink", "/proc/self/ns/net")
+	cmd.Stdout = &out
+	if err := startLocked(cmd); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(out.String()); got == fmt.Sprintf("net:[%d]", made.Ino) {
+		t.Fatalf("child born in %s, the namespace the lab had just made", got)
 	}
 }

@@ -54,23 +54,44 @@ func runIn(net netns.NsHandle, fn func() error) error {
 // spawnOn runs c.fn on the spawning thread, which is in its home namespace
 // before and after.
 func spawnOn(c spawnCall, home netns.NsHandle, homeErr error) error {
-	if !c.net.IsOpen() {
-		// No lab: the thread never moves, so it needs no way back (a
-		// container without CAP_SYS_ADMIN could not setns even to its own).
+	if homeErr != nil {
+		if c.net.IsOpen() {
+			return fmt.Errorf("enter a network namespace: own namespace: %w", homeErr)
+		}
+		// Without a handle on its own namespace the thread cannot have
+		// moved: newNamespace and Endpoint need one.
 		return c.fn()
 	}
-	if homeErr != nil {
-		return fmt.Errorf("enter a network namespace: own namespace: %w", homeErr)
-	}
-	if err := netns.Set(c.net); err != nil {
-		return fmt.Errorf("enter a network namespace: %w", err)
+	if c.net.IsOpen() {
+		if err := netns.Set(c.net); err != nil {
+			return fmt.Errorf("enter a network namespace: %w", err)
+		}
 	}
 	err := c.fn()
-	if back := netns.Set(home); back != nil {
-		// Every later child would be born in the wrong namespace.
-		panic(fmt.Sprintf("spawning thread cannot return to its network namespace: %v", back))
-	}
+	returnHome(home)
 	return err
+}
+
+// returnHome puts the spawning thread back in its own network namespace
+// if it left it: by entering an endpoint's, or by netns.New, which moves
+// the thread into the namespace it makes. Left there, the next child,
+// even a proxied run's, would be born in that namespace and listen where
+// its coordinator cannot reach it. A thread that never moved is left
+// alone, so a container without CAP_SYS_ADMIN, which cannot setns even to
+// its own namespace, spawns as usual.
+func returnHome(home netns.NsHandle) {
+	now, err := netns.Get()
+	if err == nil {
+		defer now.Close()
+		if now.Equal(home) {
+			return
+		}
+		err = netns.Set(home)
+	}
+	if err != nil {
+		// Every later child would be born in the wrong namespace.
+		panic(fmt.Sprintf("spawning thread cannot return to its network namespace: %v", err))
+	}
 }
 
 // live tracks every process started and not yet reaped, so that KillAll can
