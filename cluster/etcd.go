@@ -67,7 +67,7 @@ func (c *Cluster) StartEtcd(ctx context.Context, n int) ([]*Node, error) {
 		if hosts[i], err = c.ReserveHost(ctx, name); err != nil {
 			return nil, err
 		}
-		l, err := c.Link(LinkName(peersEnd, name), net.JoinHostPort(hosts[i], strconv.Itoa(peerPorts[i])))
+		l, err := c.Link(LinkName(PeersEnd, name), net.JoinHostPort(hosts[i], strconv.Itoa(peerPorts[i])))
 		if err != nil {
 			return nil, err
 		}

@@ -253,7 +253,7 @@ func (l *Link) ends() (*firewall, []net.IP, error) {
 		return nil, nil, fmt.Errorf("link %s: %s has no place in the lab", l.Name, l.To)
 	}
 	var peers []net.IP
-	if l.From == peersEnd {
+	if l.From == PeersEnd {
 		for _, e := range l.lab.Endpoints() {
 			if !e.Client && e != to {
 				peers = append(peers, e.IP)
@@ -268,8 +268,9 @@ func (l *Link) ends() (*firewall, []net.IP, error) {
 	return fw, peers, err
 }
 
-// peersEnd is the dialing end of a link every other server dials.
-const peersEnd = "peers"
+// PeersEnd is the dialing end of a link every other server dials: a
+// fault that cuts it cuts the server off from the rest of its cluster.
+const PeersEnd = "peers"
 
 // Heal removes owner's effects from the link; owner "" removes them all.
 func (l *Link) Heal(owner string) error {

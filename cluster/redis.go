@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -22,6 +23,9 @@ type RedisOptions struct {
 	Env []string
 	// Role is the node's role in its design (default RoleLock).
 	Role string
+
+	kind   string             // Node.Kind, default "redis"
+	roleOf func(*Node) string // see Node.roleOf
 }
 
 // RedisBinary checks that redis-server is installed.
@@ -34,7 +38,7 @@ func (c *Cluster) StartRedis(ctx context.Context, name string, opt RedisOptions)
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{Name: name, Kind: "redis", ready: pingRedis, role: opt.Role}
+	n := &Node{Name: name, Kind: cmp.Or(opt.kind, "redis"), ready: pingRedis, role: opt.Role, roleOf: opt.roleOf}
 	port, err := FreePort()
 	if err != nil {
 		return nil, err

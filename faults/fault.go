@@ -62,6 +62,9 @@ type Env struct {
 	Nodes []*cluster.Node
 	// Links are every proxied link of the run.
 	Links []*cluster.Link
+	// Keys are the lock keys the workload takes, so that a fault can aim
+	// at the server that holds one (a cluster shards them).
+	Keys []string
 	// Await waits for the next event of a lock moment (MomentGrant,
 	// MomentAcquire or MomentRelease) at a client that is neither paused
 	// nor dead, and returns that client's index.

@@ -24,6 +24,6 @@ func init() {
 }
 
 // plainDel deletes the key whoever holds it: 1 if a key was deleted.
-func plainDel(ctx context.Context, rdb *redis.Client, key, _ string) (int64, error) {
+func plainDel(ctx context.Context, rdb redis.UniversalClient, key, _ string) (int64, error) {
 	return rdb.Del(ctx, key).Result()
 }

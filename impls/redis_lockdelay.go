@@ -56,10 +56,10 @@ var delayReleaseScript = redis.NewScript(delayLua + `
 if mine then return redis.call('DEL', KEYS[1]) end
 return 0`)
 
-func delayAcquire(ctx context.Context, rdb *redis.Client, key, owner string, cfg lock.Config, _ bool) (int64, error) {
+func delayAcquire(ctx context.Context, rdb redis.UniversalClient, key, owner string, cfg lock.Config, _ bool) (int64, error) {
 	return delayAcquireScript.Run(ctx, rdb, []string{key}, owner, cfg.TTL.Milliseconds()).Int64()
 }
 
-func delayRelease(ctx context.Context, rdb *redis.Client, key, owner string) (int64, error) {
+func delayRelease(ctx context.Context, rdb redis.UniversalClient, key, owner string) (int64, error) {
 	return delayReleaseScript.Run(ctx, rdb, []string{key}, owner).Int64()
 }

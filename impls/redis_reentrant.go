@@ -20,7 +20,9 @@ func init() {
 		Roles:      lockRoles(1),
 		Deploy:     deployRedis(1),
 		PlainNodes: true,
-		New:        newRedisReentrant,
+		New: func(cfg lock.Config) (lock.Lock, error) {
+			return newRedisReentrant(cfg, nodeClient(cfg)), nil
+		},
 	})
 }
 
@@ -52,20 +54,20 @@ type redisReentrant struct {
 	local map[string]chan struct{}
 }
 
-func newRedisReentrant(cfg lock.Config) (lock.Lock, error) {
+func newRedisReentrant(cfg lock.Config, rdb redis.UniversalClient) *redisReentrant {
 	id := fmt.Sprintf("c%d-%x", cfg.Client, seed.Stream(cfg.Seed, seed.Locks, cfg.Client).Uint64())
-	s := newRedisSingle(cfg, nodeClient(cfg), singleOpts{owner: id, sleep: reentrantSpin,
-		acquire: func(ctx context.Context, rdb *redis.Client, key, owner string, cfg lock.Config, _ bool) (int64, error) {
+	s := newRedisSingle(cfg, rdb, singleOpts{owner: id, sleep: reentrantSpin,
+		acquire: func(ctx context.Context, rdb redis.UniversalClient, key, owner string, cfg lock.Config, _ bool) (int64, error) {
 			return reentrantScript.Run(ctx, rdb, []string{key}, owner, cfg.TTL.Milliseconds()).Int64()
 		},
 		release: getThenDel})
-	return &redisReentrant{redisSingle: s, local: map[string]chan struct{}{}}, nil
+	return &redisReentrant{redisSingle: s, local: map[string]chan struct{}{}}
 }
 
 // getThenDel is source S1's unlock: GET, and DEL if it is still our id.
 // Two commands, not one script: the key can expire and be taken by
 // another process between them.
-func getThenDel(ctx context.Context, rdb *redis.Client, key, owner string) (int64, error) {
+func getThenDel(ctx context.Context, rdb redis.UniversalClient, key, owner string) (int64, error) {
 	v, err := rdb.Get(ctx, key).Result()
 	if err == redis.Nil || (err == nil && v != owner) {
 		return 0, nil // "released in the store due to expiration"

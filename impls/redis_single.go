@@ -93,7 +93,7 @@ return 0`)
 
 // setNX is the default acquire step: acquireScript, fenced or not. It
 // returns 0 when refused, else 1 or the fencing token.
-func setNX(ctx context.Context, rdb *redis.Client, key, owner string, cfg lock.Config, fenced bool) (int64, error) {
+func setNX(ctx context.Context, rdb redis.UniversalClient, key, owner string, cfg lock.Config, fenced bool) (int64, error) {
 	fence := "0"
 	if fenced {
 		fence = "1"
@@ -103,7 +103,7 @@ func setNX(ctx context.Context, rdb *redis.Client, key, owner string, cfg lock.C
 
 // plainSetNX is acquireScript's first step on its own, the same SET key
 // owner NX PX ttl as a command: 1 when set, 0 when refused.
-func plainSetNX(ctx context.Context, rdb *redis.Client, key, owner string, cfg lock.Config) (int64, error) {
+func plainSetNX(ctx context.Context, rdb redis.UniversalClient, key, owner string, cfg lock.Config) (int64, error) {
 	err := rdb.Do(ctx, "SET", key, owner, "NX", "PX", cfg.TTL.Milliseconds()).Err()
 	switch {
 	case errors.Is(err, redis.Nil):
@@ -116,7 +116,7 @@ func plainSetNX(ctx context.Context, rdb *redis.Client, key, owner string, cfg l
 
 // compareAndDelete is the default release step: 1 if our lock was deleted,
 // 0 if it was no longer ours.
-func compareAndDelete(ctx context.Context, rdb *redis.Client, key, owner string) (int64, error) {
+func compareAndDelete(ctx context.Context, rdb redis.UniversalClient, key, owner string) (int64, error) {
 	return releaseScript.Run(ctx, rdb, []string{key}, owner).Int64()
 }
 
@@ -127,10 +127,10 @@ type singleOpts struct {
 	fenced bool
 	// acquire returns 0 when refused, else 1 or the fencing token
 	// (default setNX).
-	acquire func(ctx context.Context, rdb *redis.Client, key, owner string, cfg lock.Config, fenced bool) (int64, error)
+	acquire func(ctx context.Context, rdb redis.UniversalClient, key, owner string, cfg lock.Config, fenced bool) (int64, error)
 	// release returns 1 when our lock was deleted, 0 when it was not ours
 	// (default compareAndDelete).
-	release func(ctx context.Context, rdb *redis.Client, key, owner string) (int64, error)
+	release func(ctx context.Context, rdb redis.UniversalClient, key, owner string) (int64, error)
 	// owner, when set, is the value of every grant (source S1's per-process
 	// client id); otherwise each acquire makes a fresh one.
 	owner string
@@ -147,7 +147,7 @@ type singleOpts struct {
 type redisSingle struct {
 	cfg lock.Config
 	opt singleOpts
-	rdb *redis.Client
+	rdb redis.UniversalClient
 	rng *rand.Rand
 	seq int
 	// plainFirst: the acquire step is the unfenced setNX with a fresh
@@ -160,7 +160,7 @@ type redisSingle struct {
 	*commandCount
 }
 
-func newRedisSingle(cfg lock.Config, rdb *redis.Client, opt singleOpts) *redisSingle {
+func newRedisSingle(cfg lock.Config, rdb redis.UniversalClient, opt singleOpts) *redisSingle {
 	cc := &commandCount{}
 	rdb.AddHook(cc)
 	plainFirst := opt.acquire == nil && !opt.fenced && opt.owner == ""
@@ -194,6 +194,8 @@ func (l *redisSingle) Acquire(ctx context.Context, key string) (lock.Grant, erro
 			n, err = l.opt.acquire(ctx, l.rdb, key, owner, l.cfg, l.opt.fenced)
 		}
 		switch {
+		case clusterRefused(err):
+			return lock.Grant{}, tryRefused, nil
 		case err != nil:
 			uncertain = true
 			return lock.Grant{}, tryUnknown, err
@@ -222,7 +224,11 @@ func (l *redisSingle) replicated(ctx context.Context, key, owner string) (tryRes
 		return tryGranted, nil
 	}
 	wait := min(l.cfg.IOTimeout/2, l.cfg.TTL/4)
-	acked, err := l.rdb.Wait(ctx, l.opt.waitReplicas, wait).Result()
+	on, err := primaryOf(ctx, l.rdb, key)
+	if err != nil {
+		return tryUnknown, fmt.Errorf("wait for replicas: %w", err)
+	}
+	acked, err := on.Do(ctx, "WAIT", l.opt.waitReplicas, wait.Milliseconds()).Int64()
 	if err != nil {
 		return tryUnknown, fmt.Errorf("wait for replicas: %w", err)
 	}

@@ -466,7 +466,7 @@ func (r *run) faultEnv(servers []*cluster.Node) *faults.Env {
 		Interval: time.Duration(cfg.FaultInterval), Duration: time.Duration(cfg.FaultDuration),
 		TTL: time.Duration(cfg.TTL), Latency: time.Duration(cfg.Latency), Jitter: time.Duration(cfg.Jitter),
 		ClockDelta: time.Duration(cfg.ClockDelta), ClockRate: cfg.ClockRate, Loss: cfg.Loss,
-		Clients: clientSet{r}, Nodes: servers, Links: r.cluster.Links(),
+		Clients: clientSet{r}, Nodes: servers, Links: r.cluster.Links(), Keys: r.keys,
 		Moment: cfg.FaultMoment,
 		Await: func(ctx context.Context, moment string) (int, error) {
 			for {
