@@ -91,6 +91,9 @@ var libraries = []library{
 	toozLibrary("postgresql", "postgres-advisory", "a PostgreSQL session advisory lock (pg_try_advisory_lock), held while the connection lives",
 		"/usr/lib/python3/dist-packages/psycopg2/__init__.py", "apt-get install python3-psycopg2"),
 	toozLibrary("mysql", "mariadb-getlock", "MariaDB GET_LOCK of a session (PyMySQL), held while the connection lives"),
+	toozLibrary("memcached", "memcached", "an item added with an expiry of --ttl (whole seconds), kept alive by the "+
+		"coordinator's heartbeat; one memcached, a cache that evicts when full",
+		"/usr/lib/python3/dist-packages/pymemcache/__init__.py", "apt-get install python3-pymemcache"),
 }
 
 // toozLibrary is OpenStack tooz's lock over one of its backends: the same

@@ -1,9 +1,11 @@
 package faults
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -18,12 +20,13 @@ import (
 
 func init() { Register(memoryPressure{}) }
 
-// memoryPressure fills Redis lock servers to a memory limit for the fault
-// duration, as other tenants of a shared cache do. What a full server drops
-// is its maxmemory-policy (--eviction): noeviction refuses the writes, so
-// acquires fail and the lock stays safe; an eviction policy may drop a held
-// lock's key, and the next client is granted it while the holder still
-// works — two holders with no crash, pause or partition.
+// memoryPressure fills Redis or memcached lock servers to a memory limit
+// for the fault duration, as other tenants of a shared cache do. What a
+// full Redis drops is its maxmemory-policy (--eviction): noeviction refuses
+// the writes, so acquires fail and the lock stays safe; an eviction policy
+// may drop a held lock's key, and the next client is granted it while the
+// holder still works — two holders with no crash, pause or partition.
+// memcached always evicts.
 type memoryPressure struct{}
 
 // Headroom is the memory a strike lets a server use above what it used
@@ -38,12 +41,15 @@ const (
 
 func (memoryPressure) Name() string { return "memory-pressure" }
 func (memoryPressure) Description() string {
-	return "fill Redis lock servers past a memory limit for the fault duration; what they drop is --eviction's policy (redis designs only)"
+	return "fill Redis or memcached lock servers past a memory limit for the fault duration; what Redis drops is --eviction's policy, memcached evicts"
 }
 
 func (memoryPressure) Traits() Traits {
 	return Traits{Aim: history.AimServers, Targets: NodeTargets, Target: "node",
 		Warn: func(c scenario.Config, _ Target) []string {
+			if d, err := impls.Lookup(c.Impl); err == nil && d.Binaries["memcached"] != "" {
+				return nil // a cache that always evicts
+			}
 			if c.Eviction == "" || c.Eviction == "noeviction" {
 				return []string{"memory-pressure under noeviction: a full server refuses writes and evicts nothing, so the lock cannot lose its key (the control; --eviction allkeys-lru for a cache that evicts)"}
 			}
@@ -52,27 +58,35 @@ func (memoryPressure) Traits() Traits {
 }
 
 func (f memoryPressure) Applies(d impls.Design, _ Workload) error {
-	if _, ok := d.Binaries["redis-server"]; !ok {
-		return fmt.Errorf("%s fills Redis servers, and %s runs none", f.Name(), d.Name)
+	_, redis := d.Binaries["redis-server"]
+	if _, memcached := d.Binaries["memcached"]; !redis && !memcached {
+		return fmt.Errorf("%s fills Redis or memcached servers, and %s runs neither", f.Name(), d.Name)
+	}
+	if redisCluster(d) {
+		return fmt.Errorf("%s fills a Redis server with keys of its own, which a Redis Cluster node takes only for its slots", f.Name())
 	}
 	return nil
 }
 
 func (f memoryPressure) Run(ctx context.Context, env *Env) error {
 	return every(ctx, env, f.Name(), func(ctx context.Context) (hit, error) {
-		var redis []*cluster.Node // not a design's Sentinels or database
+		var stores []*cluster.Node // not a design's Sentinels or database
 		for _, n := range env.Nodes {
-			if n.Kind == "redis" {
-				redis = append(redis, n)
+			if n.Kind == "redis" || n.Kind == "memcached" {
+				stores = append(stores, n)
 			}
 		}
-		nodes := env.pickAmong(redis)
+		nodes := env.pickAmong(stores)
 		if len(nodes) == 0 {
-			return hit{}, errors.New("no Redis server among the targets")
+			return hit{}, errors.New("no Redis or memcached server among the targets")
 		}
 		heals := make(map[*cluster.Node]func() error)
 		heal, err := onAll(nodes, func(n *cluster.Node) error {
-			h, err := fillMemory(ctx, n)
+			fill := fillMemory
+			if n.Kind == "memcached" {
+				fill = fillMemcached
+			}
+			h, err := fill(ctx, n)
 			heals[n] = h
 			return err
 		}, func(n *cluster.Node) error { return heals[n]() })
@@ -138,4 +152,104 @@ func usedMemory(ctx context.Context, c *redis.Client) (int64, error) {
 		}
 	}
 	return 0, errors.New("INFO memory has no used_memory")
+}
+
+// memcached's fillers: its smallest memory limit, and items of the sizes a
+// lock's item has (each size class evicts on its own), written until each
+// class has turned over its share of that limit several times.
+const (
+	memcachedLimitMB = 8 // cache_memlimit refuses less
+	memcachedFillers = 60000
+)
+
+var memcachedFillerSizes = []int{1, 24, 48, 72, 96, 128}
+
+// fillMemcached lowers n's memory limit to memcached's smallest and writes
+// fillers past it; it returns what restores the limit and deletes them,
+// which it has already done when it fails.
+func fillMemcached(ctx context.Context, n *cluster.Node) (func() error, error) {
+	d := net.Dialer{Timeout: 2 * time.Second}
+	conn, err := d.DialContext(ctx, "tcp", n.Addr())
+	if err != nil {
+		return func() error { return nil }, fmt.Errorf("fill %s: %w", n.Name, err)
+	}
+	r := bufio.NewReader(conn)
+	ask := func(cmd string) (string, error) {
+		if err := conn.SetDeadline(time.Now().Add(10 * time.Second)); err != nil {
+			return "", err
+		}
+		if cmd != "" { // "": the next line of a longer reply
+			if _, err := conn.Write([]byte(cmd + "\r\n")); err != nil {
+				return "", err
+			}
+		}
+		line, err := r.ReadString('\n')
+		return strings.TrimSpace(line), err
+	}
+	// Many writes, one reply: noreply, then a version to wait on.
+	each := func(cmd func(i int) string) error {
+		w := bufio.NewWriterSize(conn, 64<<10)
+		if err := conn.SetDeadline(time.Now().Add(30 * time.Second)); err != nil {
+			return err
+		}
+		for i := range memcachedFillers * len(memcachedFillerSizes) {
+			if _, err := w.WriteString(cmd(i) + "\r\n"); err != nil {
+				return err
+			}
+		}
+		if err := w.Flush(); err != nil {
+			return err
+		}
+		v, err := ask("version")
+		if err == nil && !strings.HasPrefix(v, "VERSION") {
+			err = fmt.Errorf("after the fillers, version answered %q", v)
+		}
+		return err
+	}
+	key := func(i int) string { return pressurePrefix + strconv.Itoa(i) }
+	limit := 64
+	if stats, err := memcachedStat(ask, "settings", "maxbytes"); err == nil {
+		limit = int(stats >> 20)
+	}
+	heal := func() error {
+		defer conn.Close()
+		v, err := ask("cache_memlimit " + strconv.Itoa(limit))
+		if err == nil && v != "OK" {
+			err = fmt.Errorf("cache_memlimit answered %q", v)
+		}
+		err = errors.Join(err, each(func(i int) string { return "delete " + key(i) + " noreply" }))
+		if err != nil {
+			return fmt.Errorf("lift the memory pressure on %s: %w", n.Name, err)
+		}
+		return nil
+	}
+	v, err := ask("cache_memlimit " + strconv.Itoa(memcachedLimitMB))
+	if err == nil && v != "OK" {
+		err = fmt.Errorf("cache_memlimit answered %q", v)
+	}
+	if err == nil {
+		err = each(func(i int) string {
+			size := memcachedFillerSizes[i%len(memcachedFillerSizes)]
+			return fmt.Sprintf("set %s 0 0 %d noreply\r\n%s", key(i), size, strings.Repeat("x", size))
+		})
+	}
+	if err != nil {
+		return heal, errors.Join(fmt.Errorf("fill %s: %w", n.Name, err), heal())
+	}
+	return heal, nil
+}
+
+// memcachedStat reads one number of stats group ("" for the general ones).
+func memcachedStat(ask func(string) (string, error), group, name string) (int64, error) {
+	line, err := ask(strings.TrimSpace("stats " + group))
+	var value int64 = -1
+	for ; err == nil && line != "END"; line, err = ask("") {
+		if v, ok := strings.CutPrefix(line, "STAT "+name+" "); ok {
+			value, err = strconv.ParseInt(v, 10, 64)
+		}
+	}
+	if err == nil && value < 0 {
+		err = fmt.Errorf("stats %s has no %s", group, name)
+	}
+	return value, err
 }

@@ -30,6 +30,7 @@ func TestLibraries(t *testing.T) {
 		{"lib:tooz-zookeeper", checker.Invalid},
 		{"lib:tooz-postgresql", checker.Valid},
 		{"lib:tooz-mysql", checker.Valid},
+		{"lib:tooz-memcached", checker.Invalid},
 	} {
 		code := 0
 		if tc.pause == checker.Invalid {

@@ -58,6 +58,11 @@ func TestRedisFamily(t *testing.T) {
 			code: 1, mutex: checker.Invalid, data: checker.Invalid},
 		{row: "row24-control", impl: "redis-single", fault: "memory-pressure", args: []string{"--eviction", "noeviction"},
 			code: 0, mutex: checker.Valid, data: checker.Valid},
+		// memcached always evicts; a hold must outlast the fillers that
+		// push the lock's item to the end of its size class's LRU.
+		{row: "row24-memcached", impl: "memcached", fault: "memory-pressure",
+			args: []string{"--ttl", "3s", "--hold-min", "500ms", "--hold-max", "1s"},
+			code: 1, mutex: checker.Invalid, data: checker.Invalid},
 		// Source S4: the data's version check refuses a late holder's
 		// write, with the lock and without one: wasted work, no loss.
 		{row: "row25", impl: "redis-version-check", fault: "pause-holder", code: 0, mutex: checker.Invalid, data: checker.Valid},

@@ -8,7 +8,8 @@ keeps the coordinator's locks alive where the backend has leases), and
 coordinator.get_lock(key) for each key. What a lock is depends on the
 backend: a Redis key with a timeout (redis), an ephemeral znode (zookeeper),
 python-etcd3's lock with a lease (etcd3, over gRPC),
-an advisory lock of a session (postgresql), GET_LOCK of a session (mysql).
+an advisory lock of a session (postgresql), GET_LOCK of a session (mysql),
+an item added with an expiry (memcached, which evicts when full).
 Durations tooz takes in whole seconds are rounded up. Nothing is fenced;
 tooz has no token. Renewal is the heartbeat's, not the caller's: renew
 answers fail.
@@ -42,6 +43,8 @@ def backend_url(backend, req):
         return "etcd3://%s?timeout=%d&lock_timeout=%d" % (nodes[0], io, ttl)
     if backend == "postgresql":
         return "postgresql://locktest@%s/postgres" % nodes[0]
+    if backend == "memcached":
+        return "memcached://%s?timeout=%d&lock_timeout=%d" % (nodes[0], io, ttl)
     if backend == "mysql":
         return "mysql://locktest@%s/mysql" % nodes[0]
     raise ValueError("unknown tooz backend %r" % backend)

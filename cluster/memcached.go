@@ -1,0 +1,62 @@
+package cluster
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// MemcachedBinary checks that memcached is installed.
+func MemcachedBinary() (string, error) { return LookBinary("memcached", "memcached") }
+
+// StartMemcached starts a memcached with memcached's default 64 MB for
+// items. It is a cache: when full it evicts the least recently used items,
+// a held lock's key among them (memory-pressure).
+func (c *Cluster) StartMemcached(ctx context.Context, name string) (*Node, error) {
+	bin, err := MemcachedBinary()
+	if err != nil {
+		return nil, err
+	}
+	port, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	n := &Node{Name: name, Kind: "memcached", Port: port, ready: memcachedVersion, role: RoleLock}
+	dir := filepath.Join(c.Dir, name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create %s: %w", dir, err)
+	}
+	args := []string{"-l", c.backend.BindHost(), "-p", strconv.Itoa(port), "-U", "0", "-c", "1024"}
+	if os.Geteuid() == 0 {
+		args = append(args, "-u", "root") // memcached will not run as root unless told whom to run as
+	}
+	n.spec = Spec{Path: bin, Args: args}
+	if err := c.add(ctx, n); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// memcachedVersion answers nil once the server replies to version.
+func memcachedVersion(ctx context.Context, addr string) error {
+	conn, err := dialReady(ctx, addr)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.Write([]byte("version\r\n")); err != nil {
+		return err
+	}
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	if err != nil {
+		return err
+	}
+	if !strings.HasPrefix(line, "VERSION ") {
+		return fmt.Errorf("version answered %q", strings.TrimSpace(line))
+	}
+	return nil
+}
