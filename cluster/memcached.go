@@ -1,13 +1,11 @@
 package cluster
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 )
 
 // MemcachedBinary checks that memcached is installed.
@@ -43,20 +41,5 @@ func (c *Cluster) StartMemcached(ctx context.Context, name string) (*Node, error
 
 // memcachedVersion answers nil once the server replies to version.
 func memcachedVersion(ctx context.Context, addr string) error {
-	conn, err := dialReady(ctx, addr)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	if _, err := conn.Write([]byte("version\r\n")); err != nil {
-		return err
-	}
-	line, err := bufio.NewReader(conn).ReadString('\n')
-	if err != nil {
-		return err
-	}
-	if !strings.HasPrefix(line, "VERSION ") {
-		return fmt.Errorf("version answered %q", strings.TrimSpace(line))
-	}
-	return nil
+	return answers(ctx, addr, "version", "VERSION ")
 }

@@ -84,21 +84,25 @@ func (c *Cluster) StartRedis(ctx context.Context, name string, opt RedisOptions)
 
 // pingRedis answers nil once the server replies PONG: it is loaded and
 // accepting commands, not merely listening.
-func pingRedis(ctx context.Context, addr string) error {
+func pingRedis(ctx context.Context, addr string) error { return answers(ctx, addr, "PING", "+PONG") }
+
+// answers asks the server at addr one line of a text protocol and answers
+// nil once the reply begins with want.
+func answers(ctx context.Context, addr, ask, want string) error {
 	conn, err := dialReady(ctx, addr)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	if _, err := conn.Write([]byte("PING\r\n")); err != nil {
+	if _, err := conn.Write([]byte(ask + "\r\n")); err != nil {
 		return err
 	}
 	line, err := bufio.NewReader(conn).ReadString('\n')
 	if err != nil {
 		return err
 	}
-	if !strings.HasPrefix(line, "+PONG") {
-		return fmt.Errorf("PING answered %q", strings.TrimSpace(line))
+	if !strings.HasPrefix(line, want) {
+		return fmt.Errorf("%s answered %q", ask, strings.TrimSpace(line))
 	}
 	return nil
 }
