@@ -16,11 +16,11 @@ func init() { Register(clusterFailover{}) }
 
 // clusterFailover is Redis Cluster's own window for losing writes: the
 // primary that serves the lock key is cut off from every other node of
-// the cluster, not from its clients, as a holder gives the lock back. For up to cluster-node-timeout it
-// keeps granting the lock to the clients that reach it, writes its
-// replica never receives; the majority judges it failed and promotes that
-// replica, and clients that load the new slot map are granted the lock
-// again on a node that never saw the first grant. After the fault
+// the cluster, not from its clients, as a holder gives the lock back. For
+// up to cluster-node-timeout it keeps granting the lock to the clients
+// that reach it, writes its replica never receives; the majority judges
+// it failed and promotes that replica, and clients that load the new slot
+// map are granted the lock again on a node that never saw the first grant. After the fault
 // duration the cut heals and the old primary rejoins as a replica,
 // dropping what it granted alone.
 //
