@@ -63,6 +63,13 @@ func TestRedisFamily(t *testing.T) {
 		{row: "row24-memcached", impl: "memcached", fault: "memory-pressure",
 			args: []string{"--ttl", "3s", "--hold-min", "500ms", "--hold-max", "1s"},
 			code: 1, mutex: checker.Invalid, data: checker.Invalid},
+		// Redis Cluster: the key's primary, cut off from the other nodes
+		// but not from its clients, grants once more; the promoted replica
+		// never saw it. WAIT 1 gives back every grant made across the cut.
+		{row: "row26", impl: "redis-cluster", fault: "cluster-failover", args: clusterFailoverArgs("--stop-on-violation", "resource"),
+			code: 1, mutex: checker.Invalid, data: checker.Invalid},
+		{row: "row26-wait", impl: "redis-cluster-wait", fault: "cluster-failover", args: clusterFailoverArgs(),
+			code: 0, data: checker.Valid},
 		// Source S4: the data's version check refuses a late holder's
 		// write, with the lock and without one: wasted work, no loss.
 		{row: "row25", impl: "redis-version-check", fault: "pause-holder", code: 0, mutex: checker.Invalid, data: checker.Valid},
@@ -287,4 +294,11 @@ func wantFault(name string) func(t *testing.T, h runHistory, _ reports.Results) 
 		}
 		t.Fatalf("no %s fault in the history", name)
 	}
+}
+
+// clusterFailoverArgs are row 26's settings (suites/full.yaml): holds that
+// outlast the replica's promotion and the clients' next map reload.
+func clusterFailoverArgs(more ...string) []string {
+	return append([]string{"--duration", "40s", "--ttl", "6s", "--hold-min", "3500ms", "--hold-max", "4s",
+		"--fault-interval", "3s", "--fault-duration", "3s"}, more...)
 }
