@@ -1,7 +1,6 @@
 package checker
 
 import (
-	"fmt"
 	"sort"
 	"time"
 
@@ -124,16 +123,13 @@ func Check(recs []history.Record, opt Options) Report {
 	ops := history.Ops(recs)
 	faults := history.Faults(recs)
 	start := history.Start(recs)
-	lockOps, counterOps := modelOps(ops)
-
-	rep := Report{Faults: faults, Start: start, Efficacy: efficacy(ops, faults, start, opt.TTL)}
-	lockCut, counterCut := cutLocks, cutCounter
-	if opt.Whole {
-		lockCut, counterCut = whole, whole
+	stream := newStream(opt)
+	for i := range ops {
+		stream.add(&ops[i])
 	}
-	rep.Mutex = run(MutexCheck, mutexModel, segmentsOf(lockOps, lockCut), start, opt.Timeout, !opt.Whole)
+	rep := Report{Faults: faults, Start: start, Efficacy: efficacy(ops, faults, start, opt.TTL)}
+	rep.Mutex, rep.Resource = stream.finish(start, opt.Timeout)
 	rep.Mutex.Violations = overlaps(ops, faults, start, opt.MaxViolations)
-	rep.Resource = run(ResourceCheck, counterModel, segmentsOf(counterOps, counterCut), start, opt.Timeout, !opt.Whole)
 	rep.Stats = resourceStats(ops)
 	rep.Resource.Violations = lostUpdates(ops, faults, rep.Stats, opt.MaxViolations)
 	explainUnnamed(&rep.Mutex, "the mutex model found no legal order of the lock operations (see the visualization)")
@@ -142,117 +138,6 @@ func Check(recs []history.Record, opt Options) Report {
 	rep.Mutex.FirstViolationS = firstViolation(rep.Mutex.Violations, start)
 	rep.Resource.FirstViolationS = firstViolation(rep.Resource.Violations, start)
 	return rep
-}
-
-// modelOps turns ops into the inputs of the mutex and counter models, one
-// list per key in key order, each in call order, leaving out what
-// definitely did not happen.
-func modelOps(ops []history.Op) (lockOps, counterOps [][]porcupine.Operation) {
-	clients := clientIDs(ops)
-	inputs := make([]any, len(ops)) // nil: in neither model
-	isLock := make([]bool, len(ops))
-	for i, op := range ops {
-		switch op.F {
-		case history.FAcquire, history.FRelease:
-			if op.F == history.FAcquire && op.Outcome == history.Fail {
-				continue // definitely did not happen
-			}
-			inputs[i], isLock[i] = lockInput{Process: op.Process, F: op.F, Outcome: op.Outcome}, true
-		case history.FCrash:
-			// The dead client's lease may run out at any time from now: an
-			// unknown release.
-			inputs[i], isLock[i] = lockInput{Process: op.Process, F: history.FRelease, Outcome: history.Info}, true
-		case history.FIncr, history.FRead:
-			if op.Outcome == history.Fail || (op.F == history.FRead && op.Outcome != history.OK) {
-				continue
-			}
-			in := counterInput{Process: op.Process, F: op.F, Outcome: op.Outcome}
-			if op.Value != nil {
-				in.Value = *op.Value
-			} else if op.Outcome == history.Info {
-				// A client killed inside its critical section: we never
-				// learned what it read, but its write may have landed.
-				in.Blind = true
-			} else {
-				continue
-			}
-			inputs[i] = in
-		}
-	}
-	// Size each key's list first: a long history appended op by op would
-	// briefly hold its ops twice.
-	lockCount, counterCount := map[string]int{}, map[string]int{}
-	for i, op := range ops {
-		switch {
-		case inputs[i] == nil:
-		case isLock[i]:
-			lockCount[op.Key]++
-		default:
-			counterCount[op.Key]++
-		}
-	}
-	lockOps, lockOf := byKey(lockCount)
-	counterOps, counterOf := byKey(counterCount)
-	for i := range ops {
-		if inputs[i] == nil {
-			continue
-		}
-		op := &ops[i]
-		p := porcupine.Operation{ClientId: clients[op.Process], Input: inputs[i], Call: op.Call, Return: op.Return, Metadata: op}
-		if isLock[i] {
-			k := lockOf[op.Key]
-			lockOps[k] = append(lockOps[k], p)
-		} else {
-			k := counterOf[op.Key]
-			counterOps[k] = append(counterOps[k], p)
-		}
-	}
-	return lockOps, counterOps
-}
-
-// byKey makes an empty list of the given capacity per key, in key order,
-// and says which list is whose.
-func byKey(count map[string]int) ([][]porcupine.Operation, map[string]int) {
-	keys := make([]string, 0, len(count))
-	for k := range count {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	lists := make([][]porcupine.Operation, len(keys))
-	index := map[string]int{}
-	for i, k := range keys {
-		lists[i], index[k] = make([]porcupine.Operation, 0, count[k]), i
-	}
-	return lists, index
-}
-
-// run checks the segments of one model (swept first where they can be, see
-// sweep) and picks what its visualization draws.
-func run(name string, m porcupine.NondeterministicModel, segs []segment, start int64, timeout time.Duration, swept bool) Result {
-	model := segmented(m)
-	ops := 0
-	for _, s := range segs {
-		ops += len(s.ops)
-	}
-	r := Result{Check: name, Ops: ops, Verdict: Valid, model: model, start: start, timeout: timeout}
-	var failing []segment
-	for i, res := range checkSegments(model, segs, timeout, swept) {
-		switch {
-		case res == porcupine.Illegal:
-			r.Verdict = Invalid
-		case res == porcupine.Unknown && r.Verdict == Valid:
-			r.Verdict = Unknown
-			r.Note = fmt.Sprintf("porcupine did not finish within %s", timeout)
-		}
-		if res != porcupine.Ok {
-			failing = append(failing, segs[i])
-		}
-	}
-	if r.Verdict == Invalid {
-		r.Note = ""
-	}
-	r.viz, r.Visualized = visualized(segs, failing, ops)
-	return r
 }
 
 // explainUnnamed keeps a porcupine verdict honest when our explainers found
@@ -286,24 +171,20 @@ func firstViolation(vs []Violation, start int64) *float64 {
 
 // clientIDs maps processes to porcupine's zero-based client ids; the
 // coordinator (negative process) comes last.
-func clientIDs(ops []history.Op) map[int]int {
-	var procs []int
-	seen := map[int]bool{}
-	for _, op := range ops {
-		if !seen[op.Process] {
-			seen[op.Process] = true
-			procs = append(procs, op.Process)
-		}
+func clientIDs(procs map[int]bool) map[int]int {
+	sorted := make([]int, 0, len(procs))
+	for p := range procs {
+		sorted = append(sorted, p)
 	}
-	sort.Slice(procs, func(i, j int) bool {
-		a, b := procs[i], procs[j]
+	sort.Slice(sorted, func(i, j int) bool {
+		a, b := sorted[i], sorted[j]
 		if (a < 0) != (b < 0) {
 			return b < 0
 		}
 		return a < b
 	})
 	ids := map[int]int{}
-	for i, p := range procs {
+	for i, p := range sorted {
 		ids[p] = i
 	}
 	return ids

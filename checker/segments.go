@@ -3,11 +3,8 @@ package checker
 import (
 	"html"
 	"math"
-	"runtime"
+	"slices"
 	"sort"
-	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/anishathalye/porcupine"
 
@@ -20,7 +17,7 @@ import (
 // operations into segments at points where every linearization must pass
 // through one known state, and check the segments apart, in parallel. The
 // cuts are exact: the history is linearizable if and only if every segment
-// is, started from its known state (see cutLocks and cutCounter for why).
+// is, started from its known state (see lockCutter and counterCutter for why).
 //
 // An operation that never returns (an unknown outcome, a crash) may take
 // effect at any later time, so once one is called on a key, the locks of
@@ -84,21 +81,29 @@ func (s segment) withStart() []porcupine.Operation {
 	return append([]porcupine.Operation{start}, s.ops...)
 }
 
-// cutFunc cuts one key's operations (in call order) into segments.
-type cutFunc func(ops []porcupine.Operation) []segment
-
-// segmentsOf cuts every key's operations.
-func segmentsOf(parts [][]porcupine.Operation, cut cutFunc) []segment {
-	var out []segment
-	for _, part := range parts {
-		out = append(out, cut(part)...)
-	}
-	return out
+// cutter cuts one key's operations into segments as they come, in call
+// order, handing each segment on once no later op can change it: a check
+// then holds the open segment of each key, not the key's whole history.
+type cutter interface {
+	add(op porcupine.Operation)
+	// finish hands on the rest: no op comes after.
+	finish()
 }
+
+// cutFunc makes a key's cutter, which hands its segments to emit in order.
+type cutFunc func(emit func(segment)) cutter
 
 // whole keeps each key's operations as one segment: the check as it was
 // before cutting, kept to compare the two.
-func whole(ops []porcupine.Operation) []segment { return []segment{{ops: ops}} }
+func whole(emit func(segment)) cutter { return &uncut{emit: emit} }
+
+type uncut struct {
+	emit func(segment)
+	ops  []porcupine.Operation
+}
+
+func (u *uncut) add(op porcupine.Operation) { u.ops = append(u.ops, op) }
+func (u *uncut) finish()                    { u.emit(segment{ops: u.ops}) }
 
 // calledBy returns how many of ops, from index from on, are called at or
 // before t, plus from (ops are in call order).
@@ -106,7 +111,7 @@ func calledBy(ops []porcupine.Operation, t int64, from int) int {
 	return from + sort.Search(len(ops)-from, func(i int) bool { return ops[from+i].Call > t })
 }
 
-// cutLocks cuts a key's lock operations inside holds.
+// lockCutter cuts a key's lock operations inside holds.
 //
 // Take an ok acquire a by client c returning at t, such that the ops called
 // by t, other than ok acquires, have all returned by t (so no op of unknown
@@ -129,72 +134,112 @@ func calledBy(ops []porcupine.Operation, t int64, from int) int {
 //
 // So the history is linearizable if and only if B is and A is from "held by
 // c". A's ops keep their call times: within A they order nothing.
-func cutLocks(ops []porcupine.Operation) []segment {
-	// An op is "unordered" when it is called before (or as) the previous op
-	// of its client returns: porcupine orders an op after another only if it
-	// is called strictly after the other returns, and the proof above leans
-	// on a client's ops following each other.
-	unordered := make([]bool, len(ops))
-	last := map[int]int64{}
-	for i, op := range ops {
-		p := op.Metadata.(*history.Op).Process
-		// An op that never returned blocks every later cut by maxOther.
-		if ret, ok := last[p]; ok && ret != history.Never && ret >= op.Call {
-			unordered[i] = true
-		}
-		last[p] = op.Return
-	}
-	// Over ops[:i]: the latest return of an op other than an ok acquire, and
-	// of an unordered ok acquire.
-	maxOther := make([]int64, len(ops)+1)
-	maxUnordered := make([]int64, len(ops)+1)
-	for i, op := range ops {
-		maxOther[i+1], maxUnordered[i+1] = maxOther[i], maxUnordered[i]
-		switch {
-		case !okAcquire(op):
-			maxOther[i+1] = max(maxOther[i], op.Return)
-		case unordered[i]:
-			maxUnordered[i+1] = max(maxUnordered[i], op.Return)
-		}
-	}
-	var segs []segment
-	var start any
-	// The current segment is ops[begin-carried:]: the acquires still waiting
-	// at the last cut, moved right before ops[begin].
-	begin, carried := 0, 0
-	var waiting []porcupine.Operation
-	for i := 0; i < len(ops); i++ {
-		if !okAcquire(ops[i]) || unordered[i] || i-begin+carried < minSegment {
-			continue
-		}
-		cutAt, holder := ops[i].Return, ops[i].Metadata.(*history.Op).Process
-		j := calledBy(ops, cutAt, i+1)
-		if maxOther[j] > cutAt || maxUnordered[j] > cutAt {
-			continue
-		}
-		// Put the ops returned by cutAt first, in order, and the acquires
-		// still waiting after them, right before ops[j]. Only ops before j
-		// move, and the cut rules only look at ops from j on.
-		seg := ops[begin-carried : j]
-		n := 0
-		waiting = waiting[:0]
-		for _, o := range seg {
-			if o.Return <= cutAt {
-				seg[n] = o
-				n++
-			} else {
-				waiting = append(waiting, o)
-			}
-		}
-		copy(seg[n:], waiting)
-		segs = append(segs, segment{ops: seg[:n:n], start: start})
-		start, begin, carried = holder, j, len(waiting)
-		i = j - 1
-	}
-	return append(segs, segment{ops: ops[begin-carried:], start: start})
+//
+// The cut at a is certain once an op called after t has come: the rule
+// looks at the ops called by t only.
+type lockCutter struct {
+	emit func(segment)
+	// ops is the open segment: the acquires still waiting at the last
+	// cut, then the ops since, in call order; facts[k] is about ops[k].
+	ops   []porcupine.Operation
+	facts []lockFacts
+	next  int // the next op of ops to try as a cut
+	start any
+	// last is each client's latest return; maxOther and maxUnordered are
+	// lockFacts' over every op so far.
+	last                   map[int]int64
+	maxOther, maxUnordered int64
+	waiting                []int // scratch: indexes of the acquires a cut carries over
 }
 
-// cutCounter cuts a key's counter operations after critical sections.
+// lockFacts is what the cut rule needs to know of an op and the ops up to
+// it.
+type lockFacts struct {
+	// unordered: called before (or as) the previous op of its client
+	// returned. Porcupine orders an op after another only if it is called
+	// strictly after the other returns, and the proof above leans on a
+	// client's ops following each other.
+	unordered bool
+	// The latest return, over the ops up to this one, of an op other than
+	// an ok acquire, and of an unordered ok acquire.
+	maxOther, maxUnordered int64
+}
+
+func cutLocks(emit func(segment)) cutter { return &lockCutter{emit: emit, last: map[int]int64{}} }
+
+func (c *lockCutter) add(op porcupine.Operation) {
+	var f lockFacts
+	p := op.Metadata.(*history.Op).Process
+	// An op that never returned blocks every later cut by maxOther.
+	if ret, ok := c.last[p]; ok && ret != history.Never && ret >= op.Call {
+		f.unordered = true
+	}
+	c.last[p] = op.Return
+	switch {
+	case !okAcquire(op):
+		c.maxOther = max(c.maxOther, op.Return)
+	case f.unordered:
+		c.maxUnordered = max(c.maxUnordered, op.Return)
+	}
+	f.maxOther, f.maxUnordered = c.maxOther, c.maxUnordered
+	c.ops, c.facts = append(c.ops, op), append(c.facts, f)
+	c.cut(false)
+}
+
+func (c *lockCutter) finish() {
+	c.cut(true)
+	c.emit(segment{ops: c.ops, start: c.start})
+	c.ops, c.facts = nil, nil
+}
+
+// cut cuts wherever the rule allows, up to the first op whose cut is not
+// certain yet (all of them when final).
+func (c *lockCutter) cut(final bool) {
+	for ; c.next < len(c.ops); c.next++ {
+		i := c.next
+		if !okAcquire(c.ops[i]) || c.facts[i].unordered || i < minSegment {
+			continue
+		}
+		cutAt, holder := c.ops[i].Return, c.ops[i].Metadata.(*history.Op).Process
+		j := calledBy(c.ops, cutAt, i+1)
+		if j == len(c.ops) && !final {
+			return // an op still to come may be called by cutAt
+		}
+		if c.facts[j-1].maxOther > cutAt || c.facts[j-1].maxUnordered > cutAt {
+			continue
+		}
+		// The ops returned by cutAt make the segment, in order; the acquires
+		// still waiting lead the next one, before ops[j]. The rule never
+		// looks back before ops[j] again.
+		seg := make([]porcupine.Operation, 0, j)
+		c.waiting = c.waiting[:0]
+		for k, o := range c.ops[:j] {
+			if o.Return <= cutAt {
+				seg = append(seg, o)
+			} else {
+				c.waiting = append(c.waiting, k)
+			}
+		}
+		c.emit(segment{ops: seg, start: c.start})
+		c.start = holder
+		n := len(c.waiting)
+		for k, w := range c.waiting { // w >= k: moved down in order
+			c.ops[k], c.facts[k] = c.ops[w], c.facts[w]
+		}
+		c.ops, c.facts = shift(c.ops, n, j), shift(c.facts, n, j)
+		c.next = n - 1
+	}
+}
+
+// shift moves s[from:] down to s[to:] (to <= from) and clears what is left
+// past it, so that dropped ops are not kept alive.
+func shift[T any](s []T, to, from int) []T {
+	n := copy(s[to:], s[from:])
+	clear(s[to+n:])
+	return s[:to+n]
+}
+
+// counterCutter cuts a key's counter operations after critical sections.
 //
 // Take an ok increment L that read v and returned at t, such that every
 // other op called by t returned before L was called, except increments of
@@ -210,93 +255,86 @@ func cutLocks(ops []porcupine.Operation) []segment {
 //     of B.
 //
 // So the history is linearizable if and only if B is and A is from v+1.
-func cutCounter(ops []porcupine.Operation) []segment {
-	n := len(ops)
-	// Over ops[:i]: the latest return of an op that returned; the highest
-	// value read by an unknown increment; whether a blind increment (value
-	// never learned) was called.
-	maxRet := make([]int64, n+1)
-	maxUnknown := make([]int64, n+1)
-	blind := make([]bool, n+1)
-	maxUnknown[0] = math.MinInt64
-	for i, op := range ops {
-		in := op.Input.(counterInput)
-		maxRet[i+1], maxUnknown[i+1], blind[i+1] = maxRet[i], maxUnknown[i], blind[i]
-		switch {
-		case op.Return != history.Never:
-			maxRet[i+1] = max(maxRet[i], op.Return)
-		case in.Blind:
-			blind[i+1] = true
-		default:
-			maxUnknown[i+1] = max(maxUnknown[i], in.Value)
-		}
+// As for locks, the cut at L is certain once an op called after t has come.
+type counterCutter struct {
+	emit func(segment)
+	// ops is the open segment, in call order; facts[k] is about ops[k].
+	ops   []porcupine.Operation
+	facts []counterFacts
+	next  int
+	start any
+	// The running values of counterFacts.
+	maxRet, maxUnknown int64
+	blind              bool
+}
+
+// counterFacts is what the cut rule needs to know of the ops up to one.
+type counterFacts struct {
+	// maxRet: the latest return of an op before this one that returned.
+	maxRet int64
+	// Over the ops up to this one: the highest value read by an unknown
+	// increment; whether a blind increment (value never learned) was
+	// called.
+	maxUnknown int64
+	blind      bool
+}
+
+func cutCounter(emit func(segment)) cutter {
+	return &counterCutter{emit: emit, maxUnknown: math.MinInt64}
+}
+
+func (c *counterCutter) add(op porcupine.Operation) {
+	in := op.Input.(counterInput)
+	f := counterFacts{maxRet: c.maxRet}
+	switch {
+	case op.Return != history.Never:
+		c.maxRet = max(c.maxRet, op.Return)
+	case in.Blind:
+		c.blind = true
+	default:
+		c.maxUnknown = max(c.maxUnknown, in.Value)
 	}
-	// nextReturned[i]: the first op at or after i that returned.
-	nextReturned := make([]int, n+1)
-	nextReturned[n] = n
-	for i := n - 1; i >= 0; i-- {
-		nextReturned[i] = nextReturned[i+1]
-		if ops[i].Return != history.Never {
-			nextReturned[i] = i
-		}
-	}
-	var segs []segment
-	var start any
-	begin := 0
-	for i := 0; i < n; i++ {
-		in := ops[i].Input.(counterInput)
-		if in.F != history.FIncr || in.Outcome != history.OK || i+1-begin < minSegment {
+	f.maxUnknown, f.blind = c.maxUnknown, c.blind
+	c.ops, c.facts = append(c.ops, op), append(c.facts, f)
+	c.cut(false)
+}
+
+func (c *counterCutter) finish() {
+	c.cut(true)
+	c.emit(segment{ops: c.ops, start: c.start})
+	c.ops, c.facts = nil, nil
+}
+
+// cut cuts wherever the rule allows, up to the first op whose cut is not
+// certain yet (all of them when final).
+func (c *counterCutter) cut(final bool) {
+	for ; c.next < len(c.ops); c.next++ {
+		i := c.next
+		in := c.ops[i].Input.(counterInput)
+		if in.F != history.FIncr || in.Outcome != history.OK || i+1 < minSegment {
 			continue
 		}
-		cutAt := ops[i].Return
-		j := calledBy(ops, cutAt, i+1)
-		if maxRet[i] >= ops[i].Call || nextReturned[i+1] < j || blind[j] || maxUnknown[j] > in.Value {
+		cutAt := c.ops[i].Return
+		j := calledBy(c.ops, cutAt, i+1)
+		if j == len(c.ops) && !final {
+			return // an op still to come may be called by cutAt
+		}
+		if c.facts[i].maxRet >= c.ops[i].Call || anyReturned(c.ops[i+1:j]) || c.facts[j-1].blind || c.facts[j-1].maxUnknown > in.Value {
 			continue
 		}
-		segs = append(segs, segment{ops: ops[begin:j], start: start})
-		start, begin = in.Value+1, j
-		i = j - 1
+		c.emit(segment{ops: slices.Clone(c.ops[:j]), start: c.start})
+		c.start = in.Value + 1
+		c.ops, c.facts = shift(c.ops, 0, j), shift(c.facts, 0, j)
+		c.next = -1
 	}
-	return append(segs, segment{ops: ops[begin:], start: start})
+}
+
+// anyReturned reports whether one of ops returned.
+func anyReturned(ops []porcupine.Operation) bool {
+	return slices.ContainsFunc(ops, func(op porcupine.Operation) bool { return op.Return != history.Never })
 }
 
 func okAcquire(op porcupine.Operation) bool {
 	in, ok := op.Input.(lockInput)
 	return ok && in.F == history.FAcquire && in.Outcome == history.OK
-}
-
-// checkSegments checks every segment, when swept by a sweep where it
-// decides (see sweep) and with porcupine otherwise, in parallel, within one
-// deadline, and returns each one's result.
-func checkSegments(model porcupine.Model, segs []segment, timeout time.Duration, swept bool) []porcupine.CheckResult {
-	results := make([]porcupine.CheckResult, len(segs))
-	deadline := time.Now().Add(timeout)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(segs)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(segs) {
-					return
-				}
-				if swept {
-					if res, ok := sweep(segs[i]); ok {
-						results[i] = res
-						continue
-					}
-				}
-				left := time.Until(deadline)
-				if left <= 0 {
-					results[i] = porcupine.Unknown
-					continue
-				}
-				results[i] = porcupine.CheckOperationsTimeout(model, segs[i].withStart(), left)
-			}
-		}()
-	}
-	wg.Wait()
-	return results
 }

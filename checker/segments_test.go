@@ -1,10 +1,14 @@
 package checker
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/anishathalye/porcupine"
 
 	"github.com/locktest/locktest/history"
 	"github.com/locktest/locktest/history/historytest"
@@ -148,4 +152,204 @@ func mutate(rng *rand.Rand, recs []history.Record) []history.Record {
 		}
 	}
 	return out
+}
+
+// TestStreamingCutsMatchWholeCuts: the cutters, handed a key's ops one by
+// one, cut exactly where cutting the key's whole list did (wholecut_test),
+// on generated histories with every planted anomaly, broken at random, and
+// on the stored run, cut as small as the rules allow and as Check cuts.
+func TestStreamingCutsMatchWholeCuts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 34))
+	histories := map[string][]history.Record{"stored run": historytest.ReadGz(t, storedRun)}
+	for i := range 40 {
+		g := historytest.Counter{Clients: 1 + rng.IntN(8), Keys: 1 + rng.IntN(3), Ops: 100 + rng.IntN(3000), Seed: uint64(i),
+			Overlaps: rng.IntN(3), Unknowns: rng.IntN(4), UnknownReleases: rng.IntN(3), LateOverlap: i%4 == 0}
+		recs := g.Records()
+		for range rng.IntN(4) {
+			recs = mutate(rng, recs)
+		}
+		histories[fmt.Sprintf("#%d %+v", i, g)] = recs
+	}
+	cuts := 0
+	for _, segMin := range []int{1, 7, 200} {
+		old := minSegment
+		minSegment = segMin
+		for name, recs := range histories {
+			lockOps, counterOps := modelOps(history.Ops(recs))
+			for _, m := range []struct {
+				name string
+				got  []segment
+				want []segment
+			}{
+				{MutexCheck, segmentsOf(lockOps, cutLocks), wholeCutOf(lockOps, wholeCutLocks)},
+				{ResourceCheck, segmentsOf(counterOps, cutCounter), wholeCutOf(counterOps, wholeCutCounter)},
+			} {
+				if err := sameSegments(m.got, m.want); err != nil {
+					t.Errorf("segments of %d+, %s, %s: %v", segMin, name, m.name, err)
+				}
+				cuts += len(m.want) - 1
+			}
+		}
+		minSegment = old
+	}
+	if cuts < 1000 {
+		t.Errorf("%d cuts in all: too few to prove the cutters agree", cuts)
+	}
+}
+
+// sameSegments says how got differs from want: the segments' starts and
+// their ops, in order.
+func sameSegments(got, want []segment) error {
+	if len(got) != len(want) {
+		return fmt.Errorf("%d segments, want %d", len(got), len(want))
+	}
+	for i := range want {
+		g, w := got[i], want[i]
+		if g.start != w.start || len(g.ops) != len(w.ops) {
+			return fmt.Errorf("segment %d: %d ops from %v, want %d from %v", i, len(g.ops), g.start, len(w.ops), w.start)
+		}
+		for k := range w.ops {
+			if g.ops[k].Metadata != w.ops[k].Metadata || g.ops[k].Input != w.ops[k].Input {
+				return fmt.Errorf("segment %d, op %d: %+v, want %+v", i, k, g.ops[k].Input, w.ops[k].Input)
+			}
+		}
+	}
+	return nil
+}
+
+// TestStreamingVisualizationPicksAsWhole: what a streaming check keeps for
+// its visualization, and its note, are what visualized picks from every
+// segment, on histories that fit a page, that do not (valid, and failing
+// on one key or many) and on more keys than a page draws.
+func TestStreamingVisualizationPicksAsWhole(t *testing.T) {
+	old := minSegment
+	minSegment = 50
+	t.Cleanup(func() { minSegment = old })
+	for _, g := range []historytest.Counter{
+		{Clients: 4, Keys: 2, Ops: 6000, Seed: 1, Overlaps: 2},
+		{Clients: 8, Keys: 3, Ops: 60_000, Seed: 2},
+		{Clients: 8, Keys: 3, Ops: 60_000, Seed: 3, Overlaps: 30, Unknowns: 3},
+		{Clients: 8, Keys: 1, Ops: 40_000, Seed: 4, LateOverlap: true},
+		{Clients: 8, Keys: 150, Ops: 60_000, Seed: 5, Overlaps: 5},
+	} {
+		recs := g.Records()
+		rep := Check(recs, Options{Timeout: time.Minute})
+		lockOps, counterOps := modelOps(history.Ops(recs))
+		for _, m := range []struct {
+			got   Result
+			model porcupine.Model
+			segs  []segment
+		}{
+			{rep.Mutex, segmented(mutexModel), segmentsOf(lockOps, cutLocks)},
+			{rep.Resource, segmented(counterModel), segmentsOf(counterOps, cutCounter)},
+		} {
+			var failing []segment
+			total := 0
+			for _, s := range m.segs {
+				total += len(s.ops)
+				res, ok := sweep(s)
+				if !ok {
+					res = porcupine.CheckOperationsTimeout(m.model, s.withStart(), time.Minute)
+				}
+				if res != porcupine.Ok {
+					failing = append(failing, s)
+				}
+			}
+			firstFailing := 0
+			if len(failing) > 0 {
+				firstFailing = len(failing[0].ops)
+			}
+			want, note := visualized(m.segs, failing, len(failing), firstFailing, total)
+			name := fmt.Sprintf("%+v %s", g, m.got.Check)
+			if m.got.Visualized != note {
+				t.Errorf("%s: note %q, want %q", name, m.got.Visualized, note)
+			}
+			if !sameOpsOf(m.got.viz, want) {
+				t.Errorf("%s: draws %d segments, want %d, or other ops", name, len(m.got.viz), len(want))
+			}
+		}
+	}
+}
+
+// sameOpsOf reports whether two picks hold the same history ops, in order:
+// a pick detached from the history holds copies of them.
+func sameOpsOf(got, want []segment) bool {
+	if len(got) != len(want) {
+		return false
+	}
+	for i := range want {
+		if got[i].start != want[i].start || len(got[i].ops) != len(want[i].ops) {
+			return false
+		}
+		for k := range want[i].ops {
+			g, w := got[i].ops[k].Metadata.(*history.Op), want[i].ops[k].Metadata.(*history.Op)
+			if g.InvokeIndex != w.InvokeIndex || got[i].ops[k].ClientId != want[i].ops[k].ClientId {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// TestVizKeepKeepsWhatVisualizedPicks offers segments of random lengths
+// (some longer than a page) on random keys to a vizKeep, in place order per
+// key or in any order, and checks that visualized picks from what it kept
+// what it picks from all of them.
+func TestVizKeepKeepsWhatVisualizedPicks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(34, 1))
+	index := 0
+	for i := range 150 {
+		keys := 1 + rng.IntN(100)
+		type offer struct {
+			key   string
+			place int
+			seg   segment
+		}
+		var offers []offer
+		places := map[string]int{}
+		for range rng.IntN(200) {
+			key := fmt.Sprintf("k%d", rng.IntN(keys))
+			n := rng.IntN(300)
+			switch rng.IntN(30) {
+			case 0:
+				n = VizMaxOps/2 + rng.IntN(VizMaxOps)
+			case 1:
+				n = 0
+			}
+			s := segment{ops: make([]porcupine.Operation, n)}
+			for k := range s.ops {
+				s.ops[k].Metadata = &history.Op{InvokeIndex: index}
+				index++
+			}
+			offers = append(offers, offer{key, places[key], s})
+			places[key]++
+		}
+		// The order of the whole: by key, then place.
+		all := slices.Clone(offers)
+		slices.SortStableFunc(all, func(a, b offer) int { return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(a.place, b.place)) })
+		var segs []segment
+		total := 0
+		for _, o := range all {
+			segs = append(segs, o.seg)
+			total += len(o.seg.ops)
+		}
+		if i%2 == 1 { // as a failing vizKeep is offered: in any order
+			rng.Shuffle(len(offers), func(a, b int) { offers[a], offers[b] = offers[b], offers[a] })
+		}
+		var v vizKeep
+		for _, o := range offers {
+			v.offer(o.key, o.place, o.seg)
+		}
+		firstLen := 0
+		if len(segs) > 0 {
+			firstLen = len(segs[0].ops)
+		}
+		for _, failed := range []int{0, len(segs)} {
+			got, gotNote := visualized(v.kept(), v.kept(), failed, v.firstLen(), total)
+			want, wantNote := visualized(segs, segs, failed, firstLen, total)
+			if gotNote != wantNote || !sameOpsOf(got, want) {
+				t.Fatalf("#%d, %d failed: picks %d segments (%s), want %d (%s)", i, failed, len(got), gotNote, len(want), wantNote)
+			}
+		}
+	}
 }

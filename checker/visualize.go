@@ -18,13 +18,15 @@ const VizMaxOps = 20000
 
 // visualized picks the segments to draw: all of them if they fit, else the
 // failing ones that fit, else (all linearizable) the first ones that fit.
-// The note says what is left out.
-func visualized(segs, failing []segment, total int) ([]segment, string) {
+// The note says what is left out. first holds the segments in order, all
+// of them when total fits (see vizKeep); failing the failing ones, of
+// failed in all, the first of firstFailing ops.
+func visualized(first, failing []segment, failed, firstFailing, total int) ([]segment, string) {
 	if total <= VizMaxOps {
-		return segs, ""
+		return first, ""
 	}
-	pick := segs
-	if len(failing) > 0 {
+	pick := first
+	if failed > 0 {
 		pick = failing
 	}
 	var out []segment
@@ -38,15 +40,15 @@ func visualized(segs, failing []segment, total int) ([]segment, string) {
 	}
 	out = detach(out)
 	switch {
-	case len(failing) == 0:
+	case failed == 0:
 		return out, fmt.Sprintf("the visualization draws the first %d of %d operations: the history is long and every "+
 			"stretch of it is linearizable", n, total)
 	case len(out) == 0:
 		return nil, fmt.Sprintf("the visualization draws nothing: the first stretch where the check failed has %d "+
-			"operations, more than the %d a page can draw", len(failing[0].ops), VizMaxOps)
+			"operations, more than the %d a page can draw", firstFailing, VizMaxOps)
 	default:
 		return out, fmt.Sprintf("the visualization draws %d of the %d stretch(es) where the check failed (%d of %d "+
-			"operations); the rest of the history is linearizable or not drawn", len(out), len(failing), n, total)
+			"operations); the rest of the history is linearizable or not drawn", len(out), failed, n, total)
 	}
 }
 
