@@ -57,8 +57,7 @@ type Fault struct {
 // Ops pairs invokes with completions, in invocation order. An invoke
 // without a completion is reported as info.
 func Ops(recs []Record) []Op {
-	type pk struct{ process, seq int }
-	open := map[pk]int{}
+	open := map[opKey]int{}
 	invokes := 0
 	for _, r := range recs {
 		if r.Type == Invoke {
@@ -66,31 +65,18 @@ func Ops(recs []Record) []Op {
 		}
 	}
 	ops := make([]Op, 0, invokes)
-	for _, r := range recs {
+	for i := range recs {
+		r := &recs[i]
 		switch r.Type {
 		case Invoke:
-			open[pk{r.Process, r.Seq}] = len(ops)
-			ops = append(ops, Op{
-				Process: r.Process, Seq: r.Seq, F: r.F, Key: r.Key, Outcome: Info,
-				Call: r.Time, Return: Never, Completed: Never, Value: r.Value,
-				InvokeIndex: r.Index, CompleteIndex: -1,
-			})
+			open[opKey{r.Process, r.Seq}] = len(ops)
+			ops = append(ops, begin(r))
 		case OK, Fail, Info:
-			i, ok := open[pk{r.Process, r.Seq}]
-			if !ok {
-				continue
+			k := opKey{r.Process, r.Seq}
+			if i, ok := open[k]; ok {
+				delete(open, k)
+				ops[i].complete(r)
 			}
-			delete(open, pk{r.Process, r.Seq})
-			op := &ops[i]
-			op.Outcome = r.Type
-			op.Completed = r.Time
-			if r.Type != Info {
-				op.Return = r.Time
-			}
-			if r.Value != nil {
-				op.Value = r.Value
-			}
-			op.Token, op.Validity, op.Cmds, op.Error, op.CompleteIndex = r.Token, r.Validity, r.Cmds, r.Error, r.Index
 		}
 	}
 	// Records arrive in time order, so ops usually are in call order already.
@@ -101,28 +87,111 @@ func Ops(recs []Record) []Op {
 	return ops
 }
 
+// opKey pairs an invoke with its completion.
+type opKey struct{ process, seq int }
+
+// begin is the op r invokes, of unknown outcome until it completes.
+func begin(r *Record) Op {
+	return Op{
+		Process: r.Process, Seq: r.Seq, F: r.F, Key: r.Key, Outcome: Info,
+		Call: r.Time, Return: Never, Completed: Never, Value: r.Value,
+		InvokeIndex: r.Index, CompleteIndex: -1,
+	}
+}
+
+// complete records op's completion r.
+func (op *Op) complete(r *Record) {
+	op.Outcome = r.Type
+	op.Completed = r.Time
+	if r.Type != Info {
+		op.Return = r.Time
+	}
+	if r.Value != nil {
+		op.Value = r.Value
+	}
+	op.Token, op.Validity, op.Cmds, op.Error, op.CompleteIndex = r.Token, r.Validity, r.Cmds, r.Error, r.Index
+}
+
+// Pairing pairs invokes with completions as the records come, as Ops
+// does for a whole history, holding only the ops in flight.
+type Pairing struct {
+	open map[opKey]*Op
+}
+
+// Add takes the next record. An invoke begins an op, returned as begun;
+// its completion completes it in place. The op that can no longer change
+// is returned as ended: one completed now, or one whose process and seq
+// were invoked again (Ops leaves it without completion, info).
+func (p *Pairing) Add(r *Record) (begun, ended *Op) {
+	if p.open == nil {
+		p.open = map[opKey]*Op{}
+	}
+	k := opKey{r.Process, r.Seq}
+	switch r.Type {
+	case Invoke:
+		ended = p.open[k]
+		op := begin(r)
+		p.open[k] = &op
+		return &op, ended
+	case OK, Fail, Info:
+		if op, ok := p.open[k]; ok {
+			delete(p.open, k)
+			op.complete(r)
+			return nil, op
+		}
+	}
+	return nil, nil
+}
+
+// Open reports whether op may still complete.
+func (p *Pairing) Open(op *Op) bool { return p.open[opKey{op.Process, op.Seq}] == op }
+
+// End says the history ended: the ops still open never completed (info).
+func (p *Pairing) End() { clear(p.open) }
+
 // Faults returns fault intervals in start order. A fault never stopped lasts
 // to the last record's time.
 func Faults(recs []Record) []Fault {
-	type fk struct{ name, target string }
-	open := map[fk]int{}
-	var end int64
-	var out []Fault
-	for _, r := range recs {
-		end = max(end, r.Time)
-		switch r.Type {
-		case FaultStart:
-			open[fk{r.Fault, r.Target}] = len(out)
-			out = append(out, Fault{Name: r.Fault, Target: r.Target, Moment: r.Moment, Point: r.Point, Aim: r.Aim, Start: r.Time})
-		case FaultStop:
-			if i, ok := open[fk{r.Fault, r.Target}]; ok {
-				out[i].Stop, out[i].Healed = r.Time, true
-				delete(open, fk{r.Fault, r.Target})
-			}
+	var l FaultLog
+	for i := range recs {
+		l.Add(&recs[i])
+	}
+	return l.Faults()
+}
+
+// FaultLog gathers the faults of a history as its records come.
+type FaultLog struct {
+	open map[faultKey]int
+	end  int64
+	out  []Fault
+}
+
+type faultKey struct{ name, target string }
+
+// Add takes the next record.
+func (l *FaultLog) Add(r *Record) {
+	if l.open == nil {
+		l.open = map[faultKey]int{}
+	}
+	l.end = max(l.end, r.Time)
+	switch r.Type {
+	case FaultStart:
+		l.open[faultKey{r.Fault, r.Target}] = len(l.out)
+		l.out = append(l.out, Fault{Name: r.Fault, Target: r.Target, Moment: r.Moment, Point: r.Point, Aim: r.Aim, Start: r.Time})
+	case FaultStop:
+		if i, ok := l.open[faultKey{r.Fault, r.Target}]; ok {
+			l.out[i].Stop, l.out[i].Healed = r.Time, true
+			delete(l.open, faultKey{r.Fault, r.Target})
 		}
 	}
-	for _, i := range open {
-		out[i].Stop = end
+}
+
+// Faults returns the faults so far, in start order; one not stopped lasts
+// to the latest record's time.
+func (l *FaultLog) Faults() []Fault {
+	out := slices.Clone(l.out)
+	for _, i := range l.open {
+		out[i].Stop = l.end
 	}
 	return out
 }

@@ -293,40 +293,77 @@ func Read(r io.Reader) ([]Record, error) { return read(r, 0) }
 
 func read(r io.Reader, capacity int) ([]Record, error) {
 	recs := make([]Record, 0, capacity)
-	br := bufio.NewReaderSize(r, 1<<20)
-	var dec decoder
-	var long []byte // a line longer than the buffer, pieced together
-	for lineNo := 1; ; lineNo++ {
-		line, err := br.ReadSlice('\n')
+	s := NewScanner(r)
+	for s.Scan() {
+		recs = append(recs, s.Record())
+	}
+	return recs, s.Err()
+}
+
+// Scanner reads a history one record at a time, as Read does: a reader
+// that keeps what it needs of each record, not the records, holds what it
+// keeps. The error at the end is Read's (ErrTruncated for a cut-off last
+// line).
+type Scanner struct {
+	br     *bufio.Reader
+	dec    decoder
+	long   []byte // a line longer than the buffer, pieced together
+	lineNo int
+	rec    Record
+	done   bool
+	err    error
+}
+
+// NewScanner reads records from r.
+func NewScanner(r io.Reader) *Scanner {
+	return &Scanner{br: bufio.NewReaderSize(r, 1<<20)}
+}
+
+// Scan reads the next record, and reports false at the end of the history
+// or at an error (Err says which).
+func (s *Scanner) Scan() bool {
+	for !s.done {
+		s.lineNo++
+		line, err := s.br.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
-			long = append(long[:0], line...)
+			s.long = append(s.long[:0], line...)
 			for err == bufio.ErrBufferFull {
-				line, err = br.ReadSlice('\n')
-				long = append(long, line...)
+				line, err = s.br.ReadSlice('\n')
+				s.long = append(s.long, line...)
 			}
-			line = long
+			line = s.long
 		}
 		complete := err == nil
 		if err != nil && err != io.EOF {
-			return recs, fmt.Errorf("read history line %d: %w", lineNo, err)
+			s.done, s.err = true, fmt.Errorf("read history line %d: %w", s.lineNo, err)
+			return false
 		}
-		if trimmed := bytes.TrimSpace(line); len(trimmed) > 0 {
-			recs = append(recs, Record{})
-			if jerr := dec.decode(trimmed, &recs[len(recs)-1]); jerr != nil {
-				recs = recs[:len(recs)-1]
-				if !complete {
-					return recs, lastLine(trimmed, lineNo)
-				}
-				return recs, fmt.Errorf("history line %d: %w", lineNo, jerr)
-			}
+		s.done = !complete
+		trimmed := bytes.TrimSpace(line)
+		if len(trimmed) == 0 {
+			continue
+		}
+		s.rec = Record{}
+		if jerr := s.dec.decode(trimmed, &s.rec); jerr != nil {
+			s.done, s.err = true, fmt.Errorf("history line %d: %w", s.lineNo, jerr)
 			if !complete {
-				// A final line without its newline may be a cut that happens
-				// to parse (a number cut short); the writer always ends lines.
-				return recs[:len(recs)-1], ErrTruncated
+				s.err = lastLine(trimmed, s.lineNo)
 			}
+			return false
 		}
 		if !complete {
-			return recs, nil
+			// A final line without its newline may be a cut that happens
+			// to parse (a number cut short); the writer always ends lines.
+			s.err = ErrTruncated
+			return false
 		}
+		return true
 	}
+	return false
 }
+
+// Record returns the record Scan read.
+func (s *Scanner) Record() Record { return s.rec }
+
+// Err returns the error that ended the scan, nil at a clean end.
+func (s *Scanner) Err() error { return s.err }
