@@ -114,12 +114,7 @@ type Options struct {
 
 // Check runs both checks over a history.
 func Check(recs []history.Record, opt Options) Report {
-	if opt.Timeout <= 0 {
-		opt.Timeout = time.Minute
-	}
-	if opt.MaxViolations <= 0 {
-		opt.MaxViolations = 20
-	}
+	opt = withDefaults(opt)
 	ops := history.Ops(recs)
 	faults := history.Faults(recs)
 	start := history.Start(recs)
@@ -138,6 +133,17 @@ func Check(recs []history.Record, opt Options) Report {
 	rep.Mutex.FirstViolationS = firstViolation(rep.Mutex.Violations, start)
 	rep.Resource.FirstViolationS = firstViolation(rep.Resource.Violations, start)
 	return rep
+}
+
+// withDefaults fills in the options left zero.
+func withDefaults(opt Options) Options {
+	if opt.Timeout <= 0 {
+		opt.Timeout = time.Minute
+	}
+	if opt.MaxViolations <= 0 {
+		opt.MaxViolations = 20
+	}
+	return opt
 }
 
 // explainUnnamed keeps a porcupine verdict honest when our explainers found

@@ -170,21 +170,31 @@ func Seconds(t, start int64) string { return fmt.Sprintf("%.3fs", float64(t-star
 
 func resourceStats(ops []history.Op) ResourceStats {
 	var s ResourceStats
-	for _, op := range ops {
-		switch {
-		case op.F == history.FIncr && op.Outcome == history.OK:
-			s.Acknowledged++
-		case op.F == history.FIncr && op.Outcome == history.Fail && op.Error == history.RejectedError:
-			s.Rejected++
-		case op.F == history.FIncr && op.Outcome == history.Info:
-			s.Indeterminate++
-		case op.F == history.FRead && op.Outcome == history.OK && op.Value != nil:
-			if s.Final == nil {
-				s.Final = new(int64)
-			}
-			*s.Final += *op.Value // one final read per key
-		}
+	for i := range ops {
+		s.add(&ops[i])
 	}
+	return s.settled()
+}
+
+// add counts op.
+func (s *ResourceStats) add(op *history.Op) {
+	switch {
+	case op.F == history.FIncr && op.Outcome == history.OK:
+		s.Acknowledged++
+	case op.F == history.FIncr && op.Outcome == history.Fail && op.Error == history.RejectedError:
+		s.Rejected++
+	case op.F == history.FIncr && op.Outcome == history.Info:
+		s.Indeterminate++
+	case op.F == history.FRead && op.Outcome == history.OK && op.Value != nil:
+		if s.Final == nil {
+			s.Final = new(int64)
+		}
+		*s.Final += *op.Value // one final read per key
+	}
+}
+
+// settled is s with Lost counted, once every op is.
+func (s ResourceStats) settled() ResourceStats {
 	if s.Final != nil {
 		s.Lost = max(0, s.Acknowledged-int(*s.Final))
 	}

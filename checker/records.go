@@ -1,0 +1,174 @@
+package checker
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"time"
+
+	"github.com/locktest/locktest/history"
+)
+
+// ErrOutOfOrder says a record came too late after records timed well after
+// it for a Checker to place it: the history is to be checked whole (Check).
+var ErrOutOfOrder = errors.New("history records out of time order")
+
+// Checker checks a history record by record, as Check checks it whole,
+// holding the ops in flight and each key's open segment instead of the
+// history: a night's run is checked in about the memory a minute's takes.
+// Its Report has Check's verdicts, op counts, notes, visualizations,
+// stats and faults; the explanations (violations, efficacy, lease) still
+// need the whole history, and are left out.
+//
+// The cutters need each key's ops in call order, and a record is appended
+// somewhat after it was timed: an op is handed on once it has ended and
+// the history has gone history.AppendSkew past its call. A record that
+// comes later than that cannot be placed, and Add returns ErrOutOfOrder.
+type Checker struct {
+	opt    Options
+	stream *stream
+	pairs  history.Pairing
+	faults history.FaultLog
+	queues map[queueKey]*opQueue
+	stats  ResourceStats
+	// start and latest are the earliest and latest times so far.
+	start, latest int64
+	records       int
+	err           error
+}
+
+// queueKey names the ops of one key in one model.
+type queueKey struct {
+	key  string
+	lock bool
+}
+
+// opQueue holds one key's ops of one model that are not handed on yet, in
+// call order (ties in the order they came, as Ops sorts them).
+type opQueue struct {
+	ops  []*history.Op
+	head int
+	// last is the call of the latest op handed on; handed says one was.
+	last   int64
+	handed bool
+}
+
+// NewChecker starts a check; opt.Timeout counts from now.
+func NewChecker(opt Options) *Checker {
+	opt = withDefaults(opt)
+	return &Checker{opt: opt, stream: newStream(opt), queues: map[queueKey]*opQueue{}, start: history.Never}
+}
+
+// handEvery is how many records go by between two looks for ops to hand
+// on: often enough to hold few, rarely enough to cost nothing.
+const handEvery = 256
+
+// Add takes the next record of the history.
+func (c *Checker) Add(r *history.Record) error {
+	if c.err != nil {
+		return c.err
+	}
+	c.start, c.latest = min(c.start, r.Time), max(c.latest, r.Time)
+	c.faults.Add(r)
+	if op, _ := c.pairs.Add(r); op != nil {
+		c.begin(op)
+	}
+	if c.records++; c.records%handEvery == 0 {
+		c.hand(c.latest - int64(history.AppendSkew))
+	}
+	return c.err
+}
+
+// begin queues an op that began, behind the ops of its key called by then.
+func (c *Checker) begin(op *history.Op) {
+	var k queueKey
+	switch op.F {
+	case history.FAcquire, history.FRelease, history.FCrash:
+		k = queueKey{op.Key, true}
+	case history.FIncr, history.FRead:
+		k = queueKey{op.Key, false}
+	default:
+		c.stream.add(op) // in neither model, whatever its outcome
+		return
+	}
+	q, ok := c.queues[k]
+	if !ok {
+		q = &opQueue{}
+		c.queues[k] = q
+	}
+	if q.handed && op.Call < q.last {
+		c.err = fmt.Errorf("%w: record %d (c%d %s %q) is timed %s before an op handed on %s after it", ErrOutOfOrder,
+			op.InvokeIndex, op.Process, op.F, op.Key, time.Duration(q.last-op.Call), history.AppendSkew)
+		return
+	}
+	i := len(q.ops)
+	for i > q.head && q.ops[i-1].Call > op.Call {
+		i--
+	}
+	q.ops = append(q.ops, nil)
+	copy(q.ops[i+1:], q.ops[i:])
+	q.ops[i] = op
+}
+
+// hand hands on, per key and model, the ops called before t that have
+// ended, up to the first that has not.
+func (c *Checker) hand(t int64) {
+	for _, q := range c.queues {
+		for ; q.head < len(q.ops); q.head++ {
+			op := q.ops[q.head]
+			if op.Call >= t || c.pairs.Open(op) {
+				break
+			}
+			q.ops[q.head] = nil
+			q.last, q.handed = op.Call, true
+			c.stats.add(op)
+			c.stream.add(op)
+		}
+		if q.head > 1024 && 2*q.head > len(q.ops) {
+			q.ops, q.head = shift(q.ops, 0, q.head), 0
+		}
+	}
+}
+
+// Report ends the check: the history ended with the last record added.
+// It must be called, after an error too (the check's workers stop then),
+// and only once; after an error its verdicts mean nothing.
+func (c *Checker) Report() Report {
+	c.pairs.End()
+	c.hand(math.MaxInt64)
+	start := c.start
+	if start == history.Never {
+		start = 0
+	}
+	rep := Report{Faults: c.faults.Faults(), Start: start, Stats: c.stats.settled()}
+	rep.Mutex, rep.Resource = c.stream.finish(start, c.opt.Timeout)
+	return rep
+}
+
+// CheckFile checks the history at path record by record (see Checker),
+// reading one record at a time: the memory a check takes is what is in
+// flight, not the history's length. A cut-off last line is left out and
+// reported as ReadFile does (history.ErrTruncated, with the report of the
+// rest); a record out of order ends the check with ErrOutOfOrder.
+func CheckFile(path string, opt Options) (Report, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Report{}, fmt.Errorf("check history: %w", err)
+	}
+	defer f.Close()
+	c := NewChecker(opt)
+	s := history.NewScanner(f)
+	for s.Scan() && err == nil {
+		r := s.Record()
+		err = c.Add(&r)
+	}
+	rep := c.Report()
+	if err == nil {
+		err = s.Err()
+	}
+	if err != nil && !errors.Is(err, history.ErrTruncated) {
+		return rep, fmt.Errorf("check %s: %w", path, err)
+	}
+	return rep, err
+}
