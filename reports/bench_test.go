@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -275,14 +274,104 @@ func BenchmarkAnalyzeFloor(b *testing.B) {
 	}
 }
 
-// peakRSS runs `locktest analyze dir` and returns its peak resident set in
-// bytes; the planted lost update makes it exit 1 (invalid), as it must.
-func peakRSS(b *testing.B, locktest, dir string) int64 {
-	cmd := exec.Command(locktest, "analyze", dir)
-	out, err := cmd.CombinedOutput()
+// peakRSS runs `locktest analyze [args] dir` and returns its peak
+// resident set in bytes; the planted lost update makes it exit 1
+// (invalid), as it must.
+func peakRSS(b *testing.B, locktest, dir string, args ...string) int64 {
+	return peakOf(b, exec.Command(locktest, append(append([]string{"analyze"}, args...), dir)...), "verdict   INVALID")
+}
+
+// peakOf runs cmd, wants it to exit 0 or 1 (invalid) saying want, and
+// returns its peak resident set in bytes. It is measured by time(1), which
+// forks it: Go starts a command with vfork, and Linux then counts the
+// benchmark's own peak, gigabytes after a decode, as the command's.
+func peakOf(b *testing.B, cmd *exec.Cmd, want string) int64 {
+	timed := exec.Command("/usr/bin/time", append([]string{"-f", "peak-kb %M", cmd.Path}, cmd.Args[1:]...)...)
+	timed.Env = cmd.Env
+	out, err := timed.CombinedOutput()
 	var exit *exec.ExitError
-	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1) || !strings.Contains(string(out), "verdict   INVALID") {
-		b.Fatalf("locktest analyze %s: %v\n%s", dir, err, out)
+	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1) || !strings.Contains(string(out), want) {
+		b.Fatalf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, out)
 	}
-	return cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10
+	i := strings.LastIndex(string(out), "peak-kb ")
+	var kb int64
+	if _, err := fmt.Sscan(string(out[i+len("peak-kb "):]), &kb); i < 0 || err != nil {
+		b.Fatalf("%s: no peak in time's output: %v\n%s", strings.Join(cmd.Args, " "), err, out)
+	}
+	return kb << 10
+}
+
+// streamCheckEnv names the history TestStreamCheckProcess checks.
+const streamCheckEnv = "LOCKTEST_STREAM_CHECK"
+
+// TestStreamCheckProcess is BenchmarkCheckStream's process that checks a
+// history as it reads it (checker.CheckFile) and nothing else, so that its
+// peak resident set is the streaming check's; it does nothing unless
+// streamCheckEnv names the history.
+func TestStreamCheckProcess(t *testing.T) {
+	path := os.Getenv(streamCheckEnv)
+	if path == "" {
+		t.Skip("only as BenchmarkCheckStream's process")
+	}
+	rep, err := checker.CheckFile(path, checker.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Printf("resource %s, %d lost\n", rep.Resource.Verdict, rep.Stats.Lost)
+}
+
+// BenchmarkCheckStream times checking a synthetic counter history as it
+// is read (checker.CheckFile: verdicts, stats, visualizations, no
+// explanations) against merely decoding it whole (history.ReadFile),
+// interleaved in each iteration, on the history BenchmarkAnalyzeFloor
+// uses (8 clients, 64 keys, 1M ops; 10M with -huge; a lost update planted
+// in its last thousandth, which the check must find). It reports the
+// times, the check's multiple of the decode (stream-x-decode), the peak
+// resident set of a process doing the streaming check alone
+// (stream-peak-MB) and that of `locktest analyze --no-report`
+// (no-report-peak-MB), which still checks the history whole.
+//
+//	go test -run '^$' -bench CheckStream -benchtime 3x ./reports [-args -huge]
+func BenchmarkCheckStream(b *testing.B) {
+	sizes := []int{1_000_000}
+	if *huge {
+		sizes = append(sizes, 10_000_000)
+	}
+	locktest := filepath.Join(b.TempDir(), "locktest")
+	if out, err := exec.Command("go", "build", "-o", locktest, "../cmd/locktest").CombinedOutput(); err != nil {
+		b.Fatalf("build locktest: %v\n%s", err, out)
+	}
+	for _, ops := range sizes {
+		b.Run(fmt.Sprintf("ops=%d", ops), func(b *testing.B) {
+			g := historytest.Counter{Clients: 8, Keys: 64, Ops: ops, Seed: 1, LateOverlap: true}
+			dir, _ := runDirOf(b, g)
+			path := filepath.Join(dir, reports.HistoryFile)
+			var decode, stream time.Duration
+			b.ResetTimer()
+			for range b.N {
+				t0 := time.Now()
+				if _, err := history.ReadFile(path); err != nil {
+					b.Fatal(err)
+				}
+				t1 := time.Now()
+				rep, err := checker.CheckFile(path, checker.Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				decode, stream = decode+t1.Sub(t0), stream+time.Since(t1)
+				if rep.Resource.Verdict != checker.Invalid || rep.Stats.Lost != 1 {
+					b.Fatalf("resource %s, %d lost: want the planted lost update found", rep.Resource.Verdict, rep.Stats.Lost)
+				}
+			}
+			b.StopTimer()
+			n := float64(b.N)
+			b.ReportMetric(decode.Seconds()/n, "decode-s/op")
+			b.ReportMetric(stream.Seconds()/n, "stream-s/op")
+			b.ReportMetric(stream.Seconds()/decode.Seconds(), "stream-x-decode")
+			cmd := exec.Command(os.Args[0], "-test.run", "^TestStreamCheckProcess$", "-test.v")
+			cmd.Env = append(os.Environ(), streamCheckEnv+"="+path)
+			b.ReportMetric(float64(peakOf(b, cmd, "resource invalid, 1 lost"))/(1<<20), "stream-peak-MB")
+			b.ReportMetric(float64(peakRSS(b, locktest, dir, "--no-report"))/(1<<20), "no-report-peak-MB")
+		})
+	}
 }
