@@ -29,7 +29,7 @@ type stream struct {
 	deadline        time.Time
 }
 
-// job is one segment to decide: the place-th of its key's in check.
+// job is one segment to decide: its key's place-th in check.
 type job struct {
 	check *modelCheck
 	key   string
@@ -45,8 +45,8 @@ type modelCheck struct {
 	cut   cutFunc
 	emit  func(job)
 	keys  map[string]cutter
-	// Ops counts the ops handed to the cutters; places counts each key's
-	// segments so far.
+	// ops counts the ops of the segments cut so far; places counts each
+	// key's segments.
 	ops    int
 	places map[string]int
 	// first keeps the segments the visualization draws when none fails;
