@@ -159,7 +159,7 @@ func CheckFile(path string, opt Options) (Report, error) {
 	defer f.Close()
 	c := NewChecker(opt)
 	s := history.NewScanner(f)
-	for s.Scan() && err == nil {
+	for err == nil && s.Scan() {
 		r := s.Record()
 		err = c.Add(&r)
 	}
