@@ -31,19 +31,37 @@ var types = []Type{Invoke, OK, Fail, Info, FaultStart, FaultStop, ClientFailed, 
 // written it. recs is the whole history from its first line, as ReadFile
 // returns it (a truncated one too).
 func Validate(recs []Record) error {
-	latest, latestAt := int64(0), -1 // the latest time so far, and its record
+	var v Validator
 	for i := range recs {
-		r := &recs[i]
-		if err := r.check(i); err != nil {
-			return fmt.Errorf("history line %d: %w", i+1, err)
+		if err := v.Add(&recs[i]); err != nil {
+			return err
 		}
-		if r.Process == NemesisProcess && latestAt >= 0 && latest > r.Time+int64(AppendSkew) {
-			return fmt.Errorf("history line %d: time %d is %s later than that of line %d, which the coordinator wrote after it: not a time of this run",
-				latestAt+1, latest, time.Duration(latest-r.Time).Round(time.Millisecond), i+1)
-		}
-		if r.Time > latest {
-			latest, latestAt = r.Time, i
-		}
+	}
+	return nil
+}
+
+// Validator checks a history as Validate does, record by record, for a
+// reader that does not keep the records.
+type Validator struct {
+	records int
+	// latest is the latest time so far, of line latestLine (0: none yet).
+	latest     int64
+	latestLine int
+}
+
+// Add checks the next record of the history.
+func (v *Validator) Add(r *Record) error {
+	i := v.records
+	v.records++
+	if err := r.check(i); err != nil {
+		return fmt.Errorf("history line %d: %w", i+1, err)
+	}
+	if r.Process == NemesisProcess && v.latestLine > 0 && v.latest > r.Time+int64(AppendSkew) {
+		return fmt.Errorf("history line %d: time %d is %s later than that of line %d, which the coordinator wrote after it: not a time of this run",
+			v.latestLine, v.latest, time.Duration(v.latest-r.Time).Round(time.Millisecond), i+1)
+	}
+	if r.Time > v.latest {
+		v.latest, v.latestLine = r.Time, i+1
 	}
 	return nil
 }
