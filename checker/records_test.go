@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -52,6 +53,8 @@ func TestCheckerMatchesCheck(t *testing.T) {
 		history.FIncr, 3*history.AppendSkew)
 	histories["long, a release in flight for long"] = delayed(historytest.Counter{Clients: 8, Keys: 2, Ops: 60_000, Seed: 4}.Records(),
 		history.FRelease, 3*history.AppendSkew)
+	histories["long, appended out of time order"] = jostled(rng, historytest.Counter{Clients: 8, Keys: 2, Ops: 30_000, Seed: 5,
+		Overlaps: 3, Unknowns: 2, UnknownReleases: 1}.Records())
 	kinds := map[Verdict]int{}
 	for _, segMin := range []int{1, 200} {
 		old := minSegment
@@ -173,4 +176,19 @@ func TestCheckFile(t *testing.T) {
 			t.Errorf("%s: resource %s: the late overlap was not planted", tc.name, want.Resource.Verdict)
 		}
 	}
+}
+
+// jostled returns recs with each record moved up to 64 places, as records
+// appended from many processes come out of time order (a completion may
+// then come before its invoke, and be left unpaired).
+func jostled(rng *rand.Rand, recs []history.Record) []history.Record {
+	out := slices.Clone(recs)
+	for i := range out {
+		j := min(len(out)-1, i+rng.IntN(64))
+		out[i], out[j] = out[j], out[i]
+	}
+	for i := range out {
+		out[i].Index = i
+	}
+	return out
 }
