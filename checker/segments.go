@@ -165,6 +165,7 @@ type lockFacts struct {
 	maxOther, maxUnordered int64
 }
 
+// cutLocks makes a key's lockCutter.
 func cutLocks(emit func(segment)) cutter { return &lockCutter{emit: emit, last: map[int]int64{}} }
 
 func (c *lockCutter) add(op porcupine.Operation) {
@@ -279,6 +280,7 @@ type counterFacts struct {
 	blind      bool
 }
 
+// cutCounter makes a key's counterCutter.
 func cutCounter(emit func(segment)) cutter {
 	return &counterCutter{emit: emit, maxUnknown: math.MinInt64}
 }
