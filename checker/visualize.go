@@ -18,9 +18,10 @@ const VizMaxOps = 20000
 
 // visualized picks the segments to draw: all of them if they fit, else the
 // failing ones that fit, else (all linearizable) the first ones that fit.
-// The note says what is left out. first holds the segments in order, all
-// of them when total fits (see vizKeep); failing the failing ones, of
-// failed in all, the first of firstFailing ops.
+// The note says what is left out. A check keeps only what can be picked
+// (vizKeep): first is the segments in order from the first on (all of them
+// when the total fits), failing the failing ones in order from the first
+// on, which has firstFailing ops, of failed in all.
 func visualized(first, failing []segment, failed, firstFailing, total int) ([]segment, string) {
 	if total <= VizMaxOps {
 		return first, ""
