@@ -150,7 +150,8 @@ func (c *Checker) Report() Report {
 // reading one record at a time: the memory a check takes is what is in
 // flight, not the history's length. A cut-off last line is left out and
 // reported as ReadFile does (history.ErrTruncated, with the report of the
-// rest); a record out of order ends the check with ErrOutOfOrder.
+// rest); a record out of order ends the check with ErrOutOfOrder, and a
+// damaged one (history.Validate) with its error.
 func CheckFile(path string, opt Options) (Report, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -158,10 +159,13 @@ func CheckFile(path string, opt Options) (Report, error) {
 	}
 	defer f.Close()
 	c := NewChecker(opt)
+	var v history.Validator
 	s := history.NewScanner(f)
 	for err == nil && s.Scan() {
 		r := s.Record()
-		err = c.Add(&r)
+		if err = v.Add(&r); err == nil {
+			err = c.Add(&r)
+		}
 	}
 	rep := c.Report()
 	if err == nil {

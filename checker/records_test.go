@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -191,4 +192,26 @@ func jostled(rng *rand.Rand, recs []history.Record) []history.Record {
 		out[i].Index = i
 	}
 	return out
+}
+
+// TestCheckFileRefusesDamage: a history damaged into well-formed lines is
+// refused with Validate's error, as analyze refuses it.
+func TestCheckFileRefusesDamage(t *testing.T) {
+	recs := historytest.Counter{Clients: 2, Keys: 1, Ops: 300, Seed: 1}.Records()
+	recs[100].Index = 7 // a record moved
+	var buf bytes.Buffer
+	for i := range recs {
+		buf.Write(append(history.AppendJSON(nil, &recs[i]), '\n'))
+	}
+	path := filepath.Join(t.TempDir(), "history.jsonl")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := history.Validate(recs)
+	if want == nil {
+		t.Fatal("Validate takes the damaged history")
+	}
+	if _, err := CheckFile(path, Options{}); err == nil || !strings.Contains(err.Error(), want.Error()) {
+		t.Errorf("%v, want %v", err, want)
+	}
 }
