@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -278,15 +279,17 @@ func BenchmarkAnalyzeFloor(b *testing.B) {
 // resident set in bytes; the planted lost update makes it exit 1
 // (invalid), as it must.
 func peakRSS(b *testing.B, locktest, dir string, args ...string) int64 {
-	return peakOf(b, exec.Command(locktest, append(append([]string{"analyze"}, args...), dir)...), "verdict   INVALID")
+	peak, _ := peakOf(b, exec.Command(locktest, append(append([]string{"analyze"}, args...), dir)...), "verdict   INVALID")
+	return peak
 }
 
 // peakOf runs cmd, wants it to exit 0 or 1 (invalid) saying want, and
-// returns its peak resident set in bytes. It is measured by time(1), which
-// forks it: Go starts a command with vfork, and Linux then counts the
-// benchmark's own peak, gigabytes after a decode, as the command's.
-func peakOf(b *testing.B, cmd *exec.Cmd, want string) int64 {
-	timed := exec.Command("/usr/bin/time", append([]string{"-f", "peak-kb %M", cmd.Path}, cmd.Args[1:]...)...)
+// returns its peak resident set in bytes and how long it ran. It is
+// measured by time(1), which forks it: Go starts a command with vfork, and
+// Linux then counts the benchmark's own peak, gigabytes after a decode, as
+// the command's.
+func peakOf(b *testing.B, cmd *exec.Cmd, want string) (int64, time.Duration) {
+	timed := exec.Command("/usr/bin/time", append([]string{"-f", "peak-kb %M elapsed-s %e", cmd.Path}, cmd.Args[1:]...)...)
 	timed.Env = cmd.Env
 	out, err := timed.CombinedOutput()
 	var exit *exec.ExitError
@@ -295,10 +298,11 @@ func peakOf(b *testing.B, cmd *exec.Cmd, want string) int64 {
 	}
 	i := strings.LastIndex(string(out), "peak-kb ")
 	var kb int64
-	if _, err := fmt.Sscan(string(out[i+len("peak-kb "):]), &kb); i < 0 || err != nil {
+	var s float64
+	if _, err := fmt.Sscanf(string(out[max(i, 0):]), "peak-kb %d elapsed-s %g", &kb, &s); i < 0 || err != nil {
 		b.Fatalf("%s: no peak in time's output: %v\n%s", strings.Join(cmd.Args, " "), err, out)
 	}
-	return kb << 10
+	return kb << 10, time.Duration(s * float64(time.Second))
 }
 
 // streamCheckEnv names the history TestStreamCheckProcess checks.
@@ -327,8 +331,9 @@ func TestStreamCheckProcess(t *testing.T) {
 // uses (8 clients, 64 keys, 1M ops; 10M with -huge; a lost update planted
 // in its last thousandth, which the check must find). It reports the
 // times, the check's multiple of the decode (stream-x-decode), the peak
-// resident set of a process doing the streaming check alone
-// (stream-peak-MB) and that of `locktest analyze --no-report`
+// resident set and the time of a process doing the streaming check alone
+// (stream-peak-MB, stream-process-s: the test binary's
+// TestStreamCheckProcess) and the peak of `locktest analyze --no-report`
 // (no-report-peak-MB), which still checks the history whole.
 //
 //	go test -run '^$' -bench CheckStream -benchtime 3x ./reports [-args -huge]
@@ -349,16 +354,20 @@ func BenchmarkCheckStream(b *testing.B) {
 			var decode, stream time.Duration
 			b.ResetTimer()
 			for range b.N {
+				// Each starts from a collected heap, as in a process of its own.
+				runtime.GC()
 				t0 := time.Now()
 				if _, err := history.ReadFile(path); err != nil {
 					b.Fatal(err)
 				}
+				decode += time.Since(t0)
+				runtime.GC()
 				t1 := time.Now()
 				rep, err := checker.CheckFile(path, checker.Options{})
 				if err != nil {
 					b.Fatal(err)
 				}
-				decode, stream = decode+t1.Sub(t0), stream+time.Since(t1)
+				stream += time.Since(t1)
 				if rep.Resource.Verdict != checker.Invalid || rep.Stats.Lost != 1 {
 					b.Fatalf("resource %s, %d lost: want the planted lost update found", rep.Resource.Verdict, rep.Stats.Lost)
 				}
@@ -370,7 +379,9 @@ func BenchmarkCheckStream(b *testing.B) {
 			b.ReportMetric(stream.Seconds()/decode.Seconds(), "stream-x-decode")
 			cmd := exec.Command(os.Args[0], "-test.run", "^TestStreamCheckProcess$", "-test.v")
 			cmd.Env = append(os.Environ(), streamCheckEnv+"="+path)
-			b.ReportMetric(float64(peakOf(b, cmd, "resource invalid, 1 lost"))/(1<<20), "stream-peak-MB")
+			peak, took := peakOf(b, cmd, "resource invalid, 1 lost")
+			b.ReportMetric(float64(peak)/(1<<20), "stream-peak-MB")
+			b.ReportMetric(took.Seconds(), "stream-process-s")
 			b.ReportMetric(float64(peakRSS(b, locktest, dir, "--no-report"))/(1<<20), "no-report-peak-MB")
 		})
 	}
