@@ -97,8 +97,8 @@ type Report struct {
 
 // Options tune the checks.
 type Options struct {
-	// Timeout bounds each check (all its segments together); when it is hit
-	// the verdict is Unknown.
+	// Timeout bounds the checks, both models' segments decided side by side
+	// against one deadline; a check not done by then is Unknown.
 	Timeout time.Duration
 	// MaxViolations bounds how many violations are listed per check.
 	MaxViolations int

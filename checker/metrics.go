@@ -42,9 +42,12 @@ type Recovery struct {
 
 // Metrics are the liveness and cost figures of a run, beside safety.
 type Metrics struct {
-	Acquires     Outcomes `json:"acquires"`
-	Releases     Outcomes `json:"releases"`
-	Increments   Outcomes `json:"increments"`
+	Acquires   Outcomes `json:"acquires"`
+	Releases   Outcomes `json:"releases"`
+	Increments Outcomes `json:"increments"`
+	// Renewals refused are holds the lock gave up under its holder: a
+	// lease a renewing client kept alive and still lost.
+	Renewals     Outcomes `json:"renewals,omitzero"`
 	AcquireP50Ms float64  `json:"acquire_p50_ms"`
 	AcquireP99Ms float64  `json:"acquire_p99_ms"`
 	// Throughput is successful acquisitions per second of history.
@@ -79,6 +82,8 @@ func Measure(recs []history.Record) Metrics {
 			m.Releases.add(op.Outcome)
 		case history.FIncr:
 			m.Increments.add(op.Outcome)
+		case history.FRenew:
+			m.Renewals.add(op.Outcome)
 		}
 	}
 	sort.Float64s(lat)

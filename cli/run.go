@@ -131,7 +131,7 @@ No server is started. Exits with the verdict, as run does.`,
 		Args:              cobra.ArbitraryArgs,
 		ValidArgsFunction: completeDirs,
 	}
-	cmd.Flags().Var(&timeout, "check-timeout", "time limit of each porcupine check (default: the run's)")
+	cmd.Flags().Var(&timeout, "check-timeout", "time limit of the porcupine checks, both models together (default: the run's)")
 	cmd.Flags().BoolVar(&noReport, "no-report", false, "check and print the summary only; leave the run directory as it is")
 	cmd.RunE = exits(func(cmd *cobra.Command, args []string) int {
 		stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()

@@ -17,17 +17,27 @@ import (
 )
 
 func init() {
-	Register(Design{
-		Name: "redsync",
-		Description: "github.com/go-redsync/redsync/v4 (a Redlock library) over the same 5 nodes, " +
-			"one TryLock per try in the harness's acquire loop",
-		Binaries:    map[string]string{"redis-server": "redis-server"},
-		Roles:       lockRoles(redlockNodes),
-		Deploy:      deployRedis(redlockNodes),
-		PlainNodes:  true,
-		Checkpoints: []string{lock.CheckpointGranted},
-		New:         newRedsync,
-	})
+	for _, v := range []struct {
+		name, description string
+		extend            []redsync.Option
+	}{
+		{"redsync", "github.com/go-redsync/redsync/v4 (a Redlock library) over the same 5 nodes, " +
+			"one TryLock per try in the harness's acquire loop; Extend renews", nil},
+		{"redsync-setnx-extend", "redsync whose Extend also sets the key again on nodes that lost it " +
+			"(WithSetNXOnExtend, redsync PR #149)", []redsync.Option{redsync.WithSetNXOnExtend()}},
+	} {
+		Register(Design{
+			Name:        v.name,
+			Description: v.description,
+			Renews:      true,
+			Binaries:    map[string]string{"redis-server": "redis-server"},
+			Roles:       lockRoles(redlockNodes),
+			Deploy:      deployRedis(redlockNodes),
+			PlainNodes:  true,
+			Checkpoints: []string{lock.CheckpointGranted},
+			New:         func(cfg lock.Config) (lock.Lock, error) { return newRedsync(cfg, v.extend) },
+		})
+	}
 }
 
 // redsyncLock drives redsync with the same node connections, timeouts and
@@ -38,17 +48,20 @@ type redsyncLock struct {
 	rs      *redsync.Redsync
 	watch   *quorumWatch
 	rng     *rand.Rand
+	// extend are the options of a renewal's mutex: how it treats a node
+	// that lost the key.
+	extend []redsync.Option
 	*commandCount
 }
 
-func newRedsync(cfg lock.Config) (lock.Lock, error) {
+func newRedsync(cfg lock.Config, extend []redsync.Option) (lock.Lock, error) {
 	clients, cc, qw := redlockClients(cfg)
 	pools := make([]redsyncredis.Pool, len(clients))
 	for i, c := range clients {
 		pools[i] = goredis.NewPool(c)
 	}
 	return &redsyncLock{cfg: cfg, clients: clients, rs: redsync.New(pools...), watch: qw, commandCount: cc,
-		rng: seed.Stream(cfg.Seed, seed.Locks, cfg.Client)}, nil
+		rng: seed.Stream(cfg.Seed, seed.Locks, cfg.Client), extend: extend}, nil
 }
 
 func (l *redsyncLock) mutex(key string, opts ...redsync.Option) *redsync.Mutex {
@@ -112,6 +125,25 @@ func flatten(err error) []error {
 		return out
 	}
 	return []error{err}
+}
+
+// Renew extends the lease through redsync's Extend. By default Extend
+// only touches nodes that still hold our value, so a node that restarted
+// empty is never written again: restarts one after another shrink the set
+// that holds the lock (redsync #147, #149). A quorum of definite refusals is
+// a lost lease; anything less certain is an unknown outcome.
+func (l *redsyncLock) Renew(ctx context.Context, key string, g lock.Grant) (lock.Grant, error) {
+	m := l.mutex(key, append([]redsync.Option{redsync.WithValue(g.Owner)}, l.extend...)...)
+	ok, err := m.ExtendContext(ctx)
+	if ok {
+		g.Validity = time.Until(m.Until())
+		return g, nil
+	}
+	err = fmt.Errorf("redsync extend: %w", err)
+	if redsyncOutcome(err) == tryRefused {
+		return g, lock.Definite(err)
+	}
+	return g, err
 }
 
 // Release unlocks through redsync: true means a quorum still had our value.

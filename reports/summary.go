@@ -22,8 +22,12 @@ func Summary(w io.Writer, r Results) {
 		network = ", network " + r.Network
 	}
 	fmt.Fprintf(w, "scenario  %s  (seed %d, %d clients%s)\n", r.Scenario, r.Seed, r.Clients, network)
-	fmt.Fprintf(w, "ops       acquire ok %d / fail %d / info %d   release ok %d / fail %d / info %d\n",
+	fmt.Fprintf(w, "ops       acquire ok %d / fail %d / info %d   release ok %d / fail %d / info %d",
 		m.Acquires.OK, m.Acquires.Fail, m.Acquires.Info, m.Releases.OK, m.Releases.Fail, m.Releases.Info)
+	if r := m.Renewals; r != (checker.Outcomes{}) {
+		fmt.Fprintf(w, "   renew ok %d / fail %d / info %d", r.OK, r.Fail, r.Info)
+	}
+	fmt.Fprintln(w)
 	if r.DecidedBy == checker.ResourceCheck || c.Resource.Ops > 0 {
 		final := "unknown"
 		if c.Stats.Final != nil {

@@ -431,6 +431,7 @@ func Worker(in io.Reader, out io.Writer) (retErr error) {
 		Rand:     seed.Stream(cfg.Lock.Seed, seed.Workloads, cfg.Client),
 		HoldMin:  time.Duration(cfg.HoldMin),
 		HoldMax:  time.Duration(cfg.HoldMax),
+		TTL:      cfg.Lock.TTL,
 		Sink:     sink,
 		Stopping: stopping.Load,
 	}

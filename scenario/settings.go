@@ -83,7 +83,7 @@ var Settings = []Setting{
 	{Flag: "backend", Field: "Backend", Help: "what runs the servers: local processes (default) or docker containers (locktest images build)"},
 	{Flag: "keep-data", Field: "KeepData", Incidental: true, Help: "keep the servers' data directories of a valid run too (a run that is not valid always keeps them; logs are always kept)"},
 	{Flag: "stop-on-violation", Field: "StopOnViolation", Arg: "CHECK,...", Incidental: true, Help: "end the run before its duration once each named check (mutex, resource) finds a violation: the verdict cannot change any more"},
-	{Flag: "check-timeout", Field: "CheckTimeout", Incidental: true, Help: "time limit of each porcupine check (then the verdict is unknown)"},
+	{Flag: "check-timeout", Field: "CheckTimeout", Incidental: true, Help: "time limit of the porcupine checks, both models together (then the verdict is unknown)"},
 	{Flag: "scenario", Field: "Scenario", Incidental: true, Help: "name of the run in the store (default: impl_workload_faults)"},
 	// Store says where the run is kept, not what it is: it has no Name,
 	// so neither config.json nor Command holds it.

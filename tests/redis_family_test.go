@@ -70,6 +70,30 @@ func TestRedisFamily(t *testing.T) {
 			code: 1, mutex: checker.Invalid, data: checker.Invalid},
 		{row: "row26-wait", impl: "redis-cluster-wait", fault: "cluster-failover", args: clusterFailoverArgs(),
 			code: 0, data: checker.Valid},
+		// Killed or frozen right after a grant, the key's primary has
+		// already passed the grant to its replica: nothing is lost.
+		{row: "row26-kill", impl: "redis-cluster", fault: "cluster-failover-kill", args: clusterFailoverArgs("--duration", "20s"),
+			code: 0, mutex: checker.Valid, data: checker.Valid, check: wantFault("cluster-failover-kill")},
+		{row: "row26-pause", impl: "redis-cluster", fault: "cluster-failover-pause", args: clusterFailoverArgs("--duration", "20s"),
+			code: 0, mutex: checker.Valid, data: checker.Valid, check: wantFault("cluster-failover-pause")},
+		// redsync's Extend renews only where the key still is: quick
+		// restarts one after another leave it on a minority while the
+		// holder's renewed lease runs. Setting it again on extend does not.
+		// A failed renewal abandons the write, so the data stays safe.
+		{row: "row28", impl: "redsync", fault: "rolling-restart", args: rollingRestartArgs("--stop-on-violation", "mutex"),
+			code: 0, mutex: checker.Invalid, data: checker.Valid,
+			check: func(t *testing.T, _ runHistory, res reports.Results) {
+				if l := res.Checks.Lease; l == nil || l.Class != checker.InsideLease {
+					t.Fatalf("lease finding %+v: want the overlap inside the holder's renewed lease", l)
+				}
+			}},
+		{row: "row28-setnx", impl: "redsync-setnx-extend", fault: "rolling-restart", args: rollingRestartArgs(),
+			code: 0, mutex: checker.Valid, data: checker.Valid,
+			check: func(t *testing.T, _ runHistory, res reports.Results) {
+				if r := res.Metrics.Renewals; r.OK == 0 {
+					t.Fatalf("renewals %+v: want renewals granted across the restarts", r)
+				}
+			}},
 		// Source S4: the data's version check refuses a late holder's
 		// write, with the lock and without one: wasted work, no loss.
 		{row: "row25", impl: "redis-version-check", fault: "pause-holder", code: 0, mutex: checker.Invalid, data: checker.Valid},
@@ -298,6 +322,13 @@ func wantFault(name string) func(t *testing.T, h runHistory, _ reports.Results) 
 
 // clusterFailoverArgs are row 26's settings (suites/full.yaml): holds that
 // outlast the replica's promotion and the clients' next map reload.
+// rollingRestartArgs: row 28's settings. Holds of 4-6 s renewed every
+// TTL/3 span three quick restarts one TTL apart.
+func rollingRestartArgs(more ...string) []string {
+	return append([]string{"--workload", "counter-renew", "--clients", "3", "--duration", "20s", "--hold-min", "2s",
+		"--hold-max", "3s", "--fault-interval", "1s", "--fault-duration", "10ms"}, more...)
+}
+
 func clusterFailoverArgs(more ...string) []string {
 	return append([]string{"--duration", "40s", "--ttl", "6s", "--hold-min", "3500ms", "--hold-max", "4s",
 		"--fault-interval", "3s", "--fault-duration", "3s"}, more...)

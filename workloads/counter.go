@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/locktest/locktest/history"
 	"github.com/locktest/locktest/lock"
@@ -19,8 +20,8 @@ func init() {
 	})
 	Register(Workload{
 		Name: "counter-renew",
-		Description: "counter with a lease renewal between the read and the write; a refused renewal " +
-			"abandons the write (needs a design that renews)",
+		Description: "counter with lease renewals between the read and the write (one in a short hold, " +
+			"every TTL/3 in a long one); a refused renewal abandons the write (needs a design that renews)",
 		NeedsResource: true,
 		NeedsRenew:    true,
 		Cycle:         incrementCycle(true),
@@ -48,21 +49,40 @@ func incrementCycle(renew bool) func(ctx context.Context, e *Env) {
 			return
 		}
 		e.Sink.InCriticalSection()
-		e.hold()
-		if renew {
-			// Renewing checks the lease after whatever pause hit the hold:
-			// it saves the data from a pause before it, not from one after.
-			if g, err = e.renew(key, g); err != nil {
-				o.done(lock.Definite(fmt.Errorf("renewal failed, nothing written: %w", err)),
-					func(r *history.Record) { r.Token = g.Token })
-				e.release(key, g)
-				return
-			}
+		if !renew {
 			e.hold()
+		} else if g, err = e.holdRenewing(key, g); err != nil {
+			o.done(lock.Definite(fmt.Errorf("renewal failed, nothing written: %w", err)),
+				func(r *history.Record) { r.Token = g.Token })
+			e.release(key, g)
+			return
 		}
 		err = e.Resource.Write(context.Background(), key, v+1, g.Token)
 		o.done(err, func(r *history.Record) { r.Value, r.Token = history.Int64(v), g.Token })
 		e.release(key, g)
+	}
+}
+
+// holdRenewing holds for two draws of the hold time with a renewal between
+// them and, when the hold is longer, one every third of the TTL, as a
+// watchdog renews: a renewal checks the lease after whatever pause hit the
+// hold before it, and keeps a long hold's lease alive. It returns the
+// first renewal's error that was not a success.
+func (e *Env) holdRenewing(key string, g lock.Grant) (lock.Grant, error) {
+	total := e.holdTime() + e.holdTime()
+	every := total / 2
+	if e.TTL > 0 {
+		every = min(every, e.TTL/3)
+	}
+	for {
+		time.Sleep(min(every, total))
+		if total -= every; total <= 0 {
+			return g, nil
+		}
+		var err error
+		if g, err = e.renew(key, g); err != nil {
+			return g, err
+		}
 	}
 }
 

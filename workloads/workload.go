@@ -32,7 +32,10 @@ type Env struct {
 	Rand     *rand.Rand
 	HoldMin  time.Duration
 	HoldMax  time.Duration
-	Sink     Sink
+	// TTL is the lock's lease, by which a renewing workload paces its
+	// renewals.
+	TTL  time.Duration
+	Sink Sink
 	// Stopping reports that the coordinator asked the client to stop; the
 	// loop finishes its current cycle (release included) and returns.
 	Stopping func() bool
@@ -121,13 +124,16 @@ func (o *op) done(err error, set func(*history.Record)) {
 // key picks the lock key for the next cycle.
 func (e *Env) key() string { return e.Keys[e.Rand.IntN(len(e.Keys))] }
 
-// hold sleeps a random time in [HoldMin, HoldMax].
-func (e *Env) hold() {
+// hold sleeps a hold time.
+func (e *Env) hold() { time.Sleep(e.holdTime()) }
+
+// holdTime draws a hold time in [HoldMin, HoldMax].
+func (e *Env) holdTime() time.Duration {
 	d := e.HoldMin
 	if e.HoldMax > e.HoldMin {
 		d += time.Duration(e.Rand.Int64N(int64(e.HoldMax - e.HoldMin)))
 	}
-	time.Sleep(d)
+	return d
 }
 
 // commands returns the lock client's command count, if it keeps one.
