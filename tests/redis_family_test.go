@@ -3,6 +3,7 @@ package tests
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +22,11 @@ var longHolds = []string{"--ttl", "2s", "--hold-min", "1.5s", "--hold-max", "1.8
 // splitArgs: the bare-majority holder keeps the lock a few hundred ms,
 // well within its lease, while another client can take a majority.
 var splitArgs = []string{"--hold-min", "300ms", "--hold-max", "500ms", "--duration", "12s", "--fault-interval", "3s"}
+
+// splitUnsafeArgs gives an expected loss more strikes than 12 s hold (on
+// a loaded machine a strike can miss the grant it aims at: seed 1 of
+// redsync's row 8 did once) and ends the run once both checks found it.
+var splitUnsafeArgs = append(slices.Clone(splitArgs), "--duration", "24s", "--stop-on-violation", "mutex,resource")
 
 // pauseAcquireArgs: after a refused try the client sleeps at least 100 ms,
 // so an acquire that returns sooner after its pause ended was granted by
@@ -132,9 +138,9 @@ func TestRedisFamily(t *testing.T) {
 			mutex: checker.Valid, data: checker.Valid, check: noGrantByPausedTry},
 		{row: "row10", impl: "redsync", fault: "pause-acquire", args: pauseAcquireArgs, code: 0,
 			mutex: checker.Valid, data: checker.Valid, check: noGrantByPausedTry},
-		{row: "row8", impl: "redlock", fault: "redlock-clock-jump", args: splitArgs, code: 1, mutex: checker.Invalid, data: checker.Invalid},
-		{row: "row8", impl: "redsync", fault: "redlock-clock-jump", args: splitArgs, code: 1, mutex: checker.Invalid, data: checker.Invalid},
-		{row: "row9", impl: "redlock", fault: "redlock-restart", args: append([]string{"--fault-duration", "10ms"}, splitArgs...),
+		{row: "row8", impl: "redlock", fault: "redlock-clock-jump", args: splitUnsafeArgs, code: 1, mutex: checker.Invalid, data: checker.Invalid},
+		{row: "row8", impl: "redsync", fault: "redlock-clock-jump", args: splitUnsafeArgs, code: 1, mutex: checker.Invalid, data: checker.Invalid},
+		{row: "row9", impl: "redlock", fault: "redlock-restart", args: append([]string{"--fault-duration", "10ms"}, splitUnsafeArgs...),
 			code: 1, mutex: checker.Invalid, data: checker.Invalid},
 		{row: "row9-aof", impl: "redlock", fault: "redlock-restart", args: append([]string{"--fault-duration", "10ms", "--persist"}, splitArgs...),
 			code: 0, mutex: checker.Valid, data: checker.Valid},
