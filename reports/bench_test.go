@@ -210,6 +210,26 @@ func historyBytes(b *testing.B, dir string) int64 {
 
 var huge = flag.Bool("huge", false, "BenchmarkAnalyzeFloor analyzes 10M ops too (minutes, gigabytes)")
 
+// floorSetup gives the floor benchmarks' history sizes (1M ops; 10M too
+// with -huge) and a locktest binary built for them.
+func floorSetup(b *testing.B) ([]int, string) {
+	sizes := []int{1_000_000}
+	if *huge {
+		sizes = append(sizes, 10_000_000)
+	}
+	locktest := filepath.Join(b.TempDir(), "locktest")
+	if out, err := exec.Command("go", "build", "-o", locktest, "../cmd/locktest").CombinedOutput(); err != nil {
+		b.Fatalf("build locktest: %v\n%s", err, out)
+	}
+	return sizes, locktest
+}
+
+// floorHistory is the history both floor benchmarks read: 8 clients, 64
+// keys, a lost update planted in its last thousandth.
+func floorHistory(ops int) historytest.Counter {
+	return historytest.Counter{Clients: 8, Keys: 64, Ops: ops, Seed: 1, LateOverlap: true}
+}
+
 // BenchmarkAnalyzeFloor times `locktest analyze` of a synthetic counter
 // history (8 clients, 64 keys, 1M ops; 10M with -huge) against the floor
 // of merely reading it: each iteration decodes the history as analyze
@@ -224,17 +244,10 @@ var huge = flag.Bool("huge", false, "BenchmarkAnalyzeFloor analyzes 10M ops too 
 //
 //	go test -run '^$' -bench AnalyzeFloor -benchtime 3x ./reports [-args -huge]
 func BenchmarkAnalyzeFloor(b *testing.B) {
-	sizes := []int{1_000_000}
-	if *huge {
-		sizes = append(sizes, 10_000_000)
-	}
-	locktest := filepath.Join(b.TempDir(), "locktest")
-	if out, err := exec.Command("go", "build", "-o", locktest, "../cmd/locktest").CombinedOutput(); err != nil {
-		b.Fatalf("build locktest: %v\n%s", err, out)
-	}
+	sizes, locktest := floorSetup(b)
 	for _, ops := range sizes {
 		b.Run(fmt.Sprintf("ops=%d", ops), func(b *testing.B) {
-			g := historytest.Counter{Clients: 8, Keys: 64, Ops: ops, Seed: 1, LateOverlap: true}
+			g := floorHistory(ops)
 			dir, resolved := runDirOf(b, g)
 			path := filepath.Join(dir, reports.HistoryFile)
 			var decode, check, analyze time.Duration
@@ -338,17 +351,10 @@ func TestStreamCheckProcess(t *testing.T) {
 //
 //	go test -run '^$' -bench CheckStream -benchtime 3x ./reports [-args -huge]
 func BenchmarkCheckStream(b *testing.B) {
-	sizes := []int{1_000_000}
-	if *huge {
-		sizes = append(sizes, 10_000_000)
-	}
-	locktest := filepath.Join(b.TempDir(), "locktest")
-	if out, err := exec.Command("go", "build", "-o", locktest, "../cmd/locktest").CombinedOutput(); err != nil {
-		b.Fatalf("build locktest: %v\n%s", err, out)
-	}
+	sizes, locktest := floorSetup(b)
 	for _, ops := range sizes {
 		b.Run(fmt.Sprintf("ops=%d", ops), func(b *testing.B) {
-			g := historytest.Counter{Clients: 8, Keys: 64, Ops: ops, Seed: 1, LateOverlap: true}
+			g := floorHistory(ops)
 			dir, _ := runDirOf(b, g)
 			path := filepath.Join(dir, reports.HistoryFile)
 			var decode, stream time.Duration
