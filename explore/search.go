@@ -48,7 +48,7 @@ type Options struct {
 type Trial struct {
 	N      int             `json:"n"`
 	Knobs  Knobs           `json:"knobs"`
-	Origin string          `json:"origin"` // "fresh" or "mutated from tN"
+	Origin string          `json:"origin"` // "fresh", "mutated from tN" or "tN with holds inside the lease"
 	Seed   int64           `json:"seed"`
 	Dir    string          `json:"dir,omitempty"`
 	Wall   float64         `json:"wall_s"`
@@ -78,7 +78,7 @@ func (t Trial) controlNote() string {
 	case t.Class == checker.NoFaultNeeded:
 		return "  (lost updates without the fault too, every critical section inside the lease: no fault needed)"
 	case t.Control == checker.Invalid:
-		return "  (lost updates without the fault too, with critical sections past the lease: holds capped below this one)"
+		return "  (lost updates without the fault too, with critical sections past the lease: holds capped below this one, the point tried again inside the lease)"
 	}
 	return "  (control without the fault: " + string(t.Control) + "; " + string(t.Class) + ")"
 }
@@ -221,35 +221,50 @@ func Explore(ctx context.Context, o Options) (*Report, error) {
 	rng.Shuffle(len(fs), func(i, j int) { fs[i], fs[j] = fs[j], fs[i] })
 	pick := newBandit(fs)
 	pairable := partners(fs)
-	progress(o.Progress, "searching for %s (until %s; the trial under way then runs to its end), then shrinking a finding for up to %s",
+	// retry is the next point when a trial lost updates that its control
+	// lost too, with critical sections past the lease: the same point with
+	// them inside it, so that its fault is judged on its own instead of
+	// being written off with the holds that hid it.
+	var retry *pending
+	progress(o.Progress, "searching for %s (until %s; the trial under way then runs to its end, with its retry if it needs one), then shrinking a finding for up to %s",
 		o.Budget, deadline.Format(time.TimeOnly), o.ShrinkBudget)
-	for n := 1; time.Now().Before(deadline) && ctx.Err() == nil; n++ {
-		f := pick.next()
-		t := Trial{N: n, Origin: "fresh", Seed: rng.Int64N(1 << 31)}
-		// Under the lease, half the draws stay free: bugs that begin with
-		// a lease running out (a release or a renewal that does not check
-		// its owner, by a client whose lease expired) need a fault that
-		// outlasts the lease to show at all.
-		capped := underLease && rng.IntN(2) == 0
-		hi := holdHi
-		if capped {
-			hi = min(hi, maxHoldUnderLease)
-		}
-		if b, ok := best[f.Name()]; ok && b.score() > 0 && rng.IntN(5) < 3 {
-			t.Knobs, t.Origin = mutate(rng, b.Knobs, f, design.Roles, design.Checkpoints, hi), fmt.Sprintf("mutated from t%d", b.N)
-			if len(fencings) > 1 && rng.IntN(4) == 0 {
+	// A retry belongs to the trial it retries, which began in time: it
+	// runs past the deadline as the trial under way does.
+	for n := 1; (retry != nil || time.Now().Before(deadline)) && ctx.Err() == nil; n++ {
+		var f faults.Fault
+		var t Trial
+		capped := false
+		if retry != nil {
+			f, t = retry.fault, retry.trial
+			t.N, retry = n, nil
+		} else {
+			f = pick.next()
+			t = Trial{N: n, Origin: "fresh", Seed: rng.Int64N(1 << 31)}
+			// Under the lease, half the draws stay free: bugs that begin
+			// with a lease running out (a release or a renewal that does
+			// not check its owner, by a client whose lease expired) need a
+			// fault that outlasts the lease to show at all.
+			capped = underLease && rng.IntN(2) == 0
+			hi := holdHi
+			if capped {
+				hi = min(hi, maxHoldUnderLease)
+			}
+			if b, ok := best[f.Name()]; ok && b.score() > 0 && rng.IntN(5) < 3 {
+				t.Knobs, t.Origin = mutate(rng, b.Knobs, f, design.Roles, design.Checkpoints, hi), fmt.Sprintf("mutated from t%d", b.N)
+				if len(fencings) > 1 && rng.IntN(4) == 0 {
+					t.Knobs.Fencing = pickFencing(rng, fencings)
+				}
+			} else {
+				var g faults.Fault
+				if ps := pairable[f]; len(ps) > 0 && rng.Float64() < pairShare {
+					g = ps[rng.IntN(len(ps))]
+				}
+				t.Knobs = fresh(rng, f, g, design.Roles, design.Checkpoints, hi)
 				t.Knobs.Fencing = pickFencing(rng, fencings)
 			}
-		} else {
-			var g faults.Fault
-			if ps := pairable[f]; len(ps) > 0 && rng.Float64() < pairShare {
-				g = ps[rng.IntN(len(ps))]
+			if capped {
+				t.Knobs = t.Knobs.underLease()
 			}
-			t.Knobs = fresh(rng, f, g, design.Roles, design.Checkpoints, hi)
-			t.Knobs.Fencing = pickFencing(rng, fencings)
-		}
-		if capped {
-			t.Knobs = t.Knobs.underLease()
 		}
 		// Under the lease the runner's warnings (a pause that cannot
 		// outlive the lease, a delay that lands inside it) describe every
@@ -279,6 +294,9 @@ func Explore(ctx context.Context, o Options) (*Report, error) {
 			case t.Control == checker.Invalid:
 				holdHi = max(holdRange[0], min(holdHi, 0.8*t.Knobs.Hold))
 				rep.HoldCap = holdHi
+				k := t.Knobs
+				k.Hold = min(holdHi, maxHoldRetried/(1+k.HoldSpread))
+				retry = &pending{f, Trial{Knobs: k, Seed: t.Seed, Origin: fmt.Sprintf("t%d with holds inside the lease", t.N)}}
 			}
 		}
 		rep.Trials = append(rep.Trials, t)
@@ -326,6 +344,17 @@ func Explore(ctx context.Context, o Options) (*Report, error) {
 // trialCheckTimeout bounds the mutual-exclusion check of a trial that
 // the resource's check decides.
 const trialCheckTimeout = scenario.Duration(15 * time.Second)
+
+// maxHoldRetried is the longest critical section, in TTLs, of a point
+// tried again with its holds inside the lease: short of it by the
+// scheduling slack a client's critical section may overrun.
+const maxHoldRetried = 0.9
+
+// pending is a trial chosen ahead of the draw, with its fault.
+type pending struct {
+	fault faults.Fault
+	trial Trial
+}
 
 // maxRejected is how many draws of one fault in a row may be refused
 // before the fault is charged a worthless try.
