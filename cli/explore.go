@@ -24,9 +24,12 @@ func exploreCommand() *cobra.Command {
 		Long: `Searches for an anomaly with no tuning: it draws fault lengths, critical
 sections and timeouts as ratios to the TTL, aligns strikes to lock moments
 (grant, near-expiry, acquire, release), steers toward strikes that took
-effect, and stops at the first lost update. A quarter of the fresh draws of a
-fault pair it with another that strikes together with it (a+b, each with its
-own length). It then shrinks the scenario (a pair to either fault alone, when
+effect. Every trial that loses updates is run again without its fault and
+classed: no fault needed or inside the lease (a bug of the lock: the search
+stops there), or beyond it (what every unfenced lease lock allows: the search
+goes on for the rest of its budget, looking inside the lease). A quarter of
+the fresh draws of a fault pair it with another that strikes together with
+it (a+b, each with its own length). It then shrinks the scenario (a pair to either fault alone, when
 that still fails) and writes a capsule (a suite file that replays it). Exits
 1 when it found a violation, 0 when the budget ran out with none (and prints
 its coverage: not a proof of safety), 2 when not one trial could be judged,
