@@ -3,7 +3,6 @@ package checker
 import (
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"time"
@@ -161,61 +160,15 @@ func CheckFile(path string, opt Options) (Report, error) {
 	defer f.Close()
 	c := NewChecker(opt)
 	var v history.Validator
-	stop := make(chan struct{})
-	batches, readErr := readBatches(f, stop)
-	for batch := range batches {
-		for i := 0; err == nil && i < len(batch); i++ {
-			if err = v.Add(&batch[i]); err == nil {
-				err = c.Add(&batch[i])
-			}
+	err = history.Each(f, func(r *history.Record) error {
+		if err := v.Add(r); err != nil {
+			return err
 		}
-		if err != nil {
-			close(stop)
-			break
-		}
-	}
+		return c.Add(r)
+	})
 	rep := c.Report()
-	if rerr := readErr(); err == nil {
-		err = rerr
-	}
 	if err != nil && !errors.Is(err, history.ErrTruncated) {
 		return rep, fmt.Errorf("check %s: %w", path, err)
 	}
 	return rep, err
-}
-
-// readBatches reads r's records in batches on a goroutine of its own:
-// decoding takes about as long as checking, and the two run side by side.
-// It stops at the end of the history or when stop is closed; wait says
-// how the reading ended, once it has.
-func readBatches(r io.Reader, stop <-chan struct{}) (batches <-chan []history.Record, wait func() error) {
-	out := make(chan []history.Record, 2)
-	done := make(chan struct{})
-	var err error
-	go func() {
-		defer close(done)
-		defer close(out)
-		s := history.NewScanner(r)
-		for {
-			batch := make([]history.Record, 0, 4096)
-			for len(batch) < cap(batch) && s.Scan() {
-				batch = append(batch, s.Record())
-			}
-			if len(batch) > 0 {
-				select {
-				case out <- batch:
-				case <-stop:
-					return
-				}
-			}
-			if len(batch) < cap(batch) {
-				err = s.Err()
-				return
-			}
-		}
-	}()
-	return out, func() error {
-		<-done
-		return err
-	}
 }

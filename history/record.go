@@ -367,3 +367,52 @@ func (s *Scanner) Record() Record { return s.rec }
 
 // Err returns the error that ended the scan, nil at a clean end.
 func (s *Scanner) Err() error { return s.err }
+
+// Each calls fn with each record of r, in order, as a Scanner reads them,
+// decoding on a goroutine of its own a batch or two ahead: decoding takes
+// about as long as a check of what is decoded, and the two run side by
+// side. fn must not keep the record it is given. Each stops at fn's first
+// error and returns it; else it returns the Scanner's (ErrTruncated for a
+// cut-off last line, after the records before it).
+func Each(r io.Reader, fn func(*Record) error) error {
+	out := make(chan []Record, 2)
+	stop, done := make(chan struct{}), make(chan struct{})
+	var readErr error
+	go func() {
+		defer close(done)
+		defer close(out)
+		s := NewScanner(r)
+		for {
+			batch := make([]Record, 0, 4096)
+			for len(batch) < cap(batch) && s.Scan() {
+				batch = append(batch, s.Record())
+			}
+			if len(batch) > 0 {
+				select {
+				case out <- batch:
+				case <-stop:
+					return
+				}
+			}
+			if len(batch) < cap(batch) {
+				readErr = s.Err()
+				return
+			}
+		}
+	}()
+	var err error
+	for batch := range out {
+		for i := 0; err == nil && i < len(batch); i++ {
+			err = fn(&batch[i])
+		}
+		if err != nil {
+			close(stop)
+			break
+		}
+	}
+	<-done
+	if err != nil {
+		return err
+	}
+	return readErr
+}
