@@ -18,8 +18,9 @@ var ErrOutOfOrder = errors.New("history records out of time order")
 // holding the ops in flight and each key's open segment instead of the
 // history: a night's run is checked in about the memory a minute's takes.
 // Its Report has Check's verdicts, op counts, notes, visualizations,
-// stats and faults; the explanations (violations, efficacy, lease) still
-// need the whole history, and are left out.
+// stats and faults; the explanations (violations, efficacy, lease) are
+// left out, for an Explainer to add on a second reading of the history,
+// and the metrics are Metrics'.
 //
 // The cutters need each key's ops in call order, and a record is appended
 // somewhat after it was timed: an op is handed on once it has ended and
@@ -32,6 +33,8 @@ type Checker struct {
 	faults history.FaultLog
 	queues map[queueKey]*opQueue
 	stats  ResourceStats
+	meter  Meter
+	reach  reach
 	// start and latest are the earliest and latest times so far.
 	start, latest int64
 	records       int
@@ -71,8 +74,15 @@ func (c *Checker) Add(r *history.Record) error {
 	}
 	c.start, c.latest = min(c.start, r.Time), max(c.latest, r.Time)
 	c.faults.Add(r)
-	if op, _ := c.pairs.Add(r); op != nil {
-		c.begin(op)
+	c.reach.record(r)
+	begun, ended := c.pairs.Add(r)
+	if begun != nil {
+		c.reach.begun(begun)
+		c.begin(begun)
+	}
+	if ended != nil {
+		c.reach.ended(ended)
+		c.meter.Add(ended)
 	}
 	if c.records++; c.records%handEvery == 0 {
 		c.hand(c.latest - int64(history.AppendSkew))
@@ -135,7 +145,9 @@ func (c *Checker) hand(t int64) {
 // It must be called, after an error too (the check's workers stop then),
 // and only once; after an error its verdicts mean nothing.
 func (c *Checker) Report() Report {
-	c.pairs.End()
+	for _, op := range c.pairs.End() {
+		c.meter.Add(op)
+	}
 	c.hand(math.MaxInt64)
 	start := c.start
 	if start == history.Never {
