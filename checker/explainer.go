@@ -123,15 +123,14 @@ func (r *reach) margin(ttl time.Duration) int64 {
 	return int64(ttl) + r.gap + r.op + r.hold + int64(time.Second)
 }
 
-// Metrics returns the metrics of the ops checked, once Report has ended
-// the check; r measures the recoveries (an Explainer's Recoveries; the
-// faults are known only at the end of the first reading).
-func (c *Checker) Metrics(r *RecoveryMeter) Metrics { return c.meter.Metrics(r) }
+// Metrics returns the metrics of the ops checked (Measure's), once Report
+// has ended the check.
+func (c *Checker) Metrics() Metrics { return c.meter.Metrics(&c.recoveries) }
 
 // Explainer adds to a Checker's Report what Check explains from the whole
 // history (violations, efficacy, lease), on a second reading of the same
 // history, holding only the ops around its faults and where the check
-// failed (see reach). It measures the faults' recoveries on the way.
+// failed (see reach).
 type Explainer struct {
 	rep    Report
 	opt    Options
@@ -150,16 +149,14 @@ type Explainer struct {
 	lastAt  int64
 	// judged counts the faults judged so far (in start order); recent
 	// holds the ops called since the window of the first not judged.
-	judged     int
-	recent     []*history.Op
-	recoveries *RecoveryMeter
-	dropped    int
+	judged  int
+	recent  []*history.Op
+	dropped int
 }
 
 // Explainer returns the explainer of rep, which Report returned.
 func (c *Checker) Explainer(rep Report) *Explainer {
-	e := &Explainer{rep: rep, opt: c.opt, margin: c.reach.margin(c.opt.TTL), open: map[holdKey]bool{},
-		recoveries: NewRecoveryMeter(rep.Faults)}
+	e := &Explainer{rep: rep, opt: c.opt, margin: c.reach.margin(c.opt.TTL), open: map[holdKey]bool{}}
 	e.rep.Efficacy = make([]FaultEffect, 0, len(rep.Faults))
 	var failed []span
 	for _, m := range []*modelCheck{c.stream.mutex, c.stream.resource} {
@@ -196,9 +193,6 @@ func (e *Explainer) Add(r *history.Record) {
 		if ended.Completed != history.Never && ended.Completed > e.lastAt {
 			e.last, e.lastAt = ended, ended.Completed
 		}
-		// Ops come as they end, each timed within AppendSkew of the
-		// latest: none still to come returns before that.
-		e.recoveries.Add(ended, e.latest-int64(history.AppendSkew))
 	}
 	for e.judged < len(e.rep.Faults) && e.latest > e.rep.Faults[e.judged].Stop+2*e.margin+int64(history.AppendSkew) {
 		e.judge()
@@ -289,7 +283,3 @@ func joinNote(a, b string) string {
 	}
 	return a + "; " + b
 }
-
-// Recoveries returns what measured the faults' recoveries, once Report
-// has ended the reading.
-func (e *Explainer) Recoveries() *RecoveryMeter { return e.recoveries }

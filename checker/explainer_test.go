@@ -29,7 +29,7 @@ func explainRecords(t *testing.T, recs []history.Record, opt Options) (Report, M
 			e.Add(&recs[i])
 		}
 	}
-	return e.Report(), c.Metrics(e.Recoveries())
+	return e.Report(), c.Metrics()
 }
 
 // TestExplainerMatchesCheck: read twice, a history gets the report Check

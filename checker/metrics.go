@@ -67,12 +67,15 @@ func Measure(recs []history.Record) Metrics {
 	for i := range ops {
 		m.Add(&ops[i])
 	}
-	rm := NewRecoveryMeter(history.Faults(recs))
+	var rm RecoveryMeter
+	for _, f := range history.Faults(recs) {
+		rm.AddFault(f)
+	}
 	for i := range ops {
 		// In call order: no later op returns before this one's call.
 		rm.Add(&ops[i], ops[i].Call)
 	}
-	return m.Metrics(rm)
+	return m.Metrics(&rm)
 }
 
 // Meter computes Metrics op by op, as Measure does for a whole history,
@@ -128,47 +131,62 @@ func (m *Meter) Metrics(r *RecoveryMeter) Metrics {
 	return out
 }
 
-// RecoveryMeter measures each fault's Recovery op by op: the faults must
-// be known first (a streaming check learns them on its first reading).
-// It holds a time per fault and the faults still waiting for their
-// recovery, not the ops.
+// RecoveryMeter measures each fault's Recovery op by op, learning the
+// faults as they come (AddFault), as a check that reads the history as
+// it goes does. It holds a time per fault, the faults still waiting for
+// their recovery and the acquires of the last moments, not the ops.
 type RecoveryMeter struct {
 	faults []history.Fault
 	target []int
 	next   []int64 // the earliest return of a recovering acquire; Never: none yet
-	// begun counts the faults begun before the ops so far returned; open
-	// are those of them whose recovery a later op may still bring earlier.
-	begun int
-	open  []int
+	// open are the faults whose recovery an op still to come may bring
+	// earlier; recent the ok acquires that returned after the floor, which
+	// a fault added later may have begun before.
+	open   []int
+	recent []acquired
+	adds   int
 }
 
-// NewRecoveryMeter measures the recoveries from faults, in start order.
-func NewRecoveryMeter(faults []history.Fault) *RecoveryMeter {
-	r := &RecoveryMeter{faults: faults, target: make([]int, len(faults)), next: make([]int64, len(faults))}
-	for i, f := range faults {
-		r.target[i], r.next[i] = targetClient(f.Target), history.Never
+// acquired is an ok acquire: its client and return.
+type acquired struct {
+	process int
+	ret     int64
+}
+
+// AddFault takes the next fault, in the order their starts were recorded.
+func (r *RecoveryMeter) AddFault(f history.Fault) {
+	i := len(r.faults)
+	r.faults = append(r.faults, f)
+	r.target, r.next = append(r.target, targetClient(f.Target)), append(r.next, history.Never)
+	for _, a := range r.recent {
+		r.offer(i, a)
 	}
-	return r
+	r.open = append(r.open, i)
+}
+
+// offer makes a the recovery of fault i if it is the earliest so far.
+func (r *RecoveryMeter) offer(i int, a acquired) {
+	if r.faults[i].Start < a.ret && a.process != r.target[i] && a.ret < r.next[i] {
+		r.next[i] = a.ret
+	}
 }
 
 // Add takes an op, which can no longer change; floor is a time no op
-// still to come returns before, by which a fault's recovery is settled:
-// looking only at the faults not settled keeps a long history with many
-// faults linear.
+// still to come returns before, and no fault still to come begins after
+// one that returned later than it. A fault's recovery is settled by it:
+// looking only at the faults not settled, and keeping only the acquires
+// after it, keeps a long history with many faults linear.
 func (r *RecoveryMeter) Add(op *history.Op, floor int64) {
 	if op.F != history.FAcquire || op.Outcome != history.OK {
 		return
 	}
-	for r.begun < len(r.faults) && r.faults[r.begun].Start < op.Return {
-		r.open = append(r.open, r.begun)
-		r.begun++
+	a := acquired{op.Process, op.Return}
+	r.recent = append(r.recent, a)
+	if r.adds++; r.adds%256 == 0 {
+		r.recent = slices.DeleteFunc(r.recent, func(a acquired) bool { return a.ret <= floor })
 	}
-	// An op that comes after a later-returning one finds open faults begun
-	// after it returned: it is no recovery of theirs.
 	r.open = slices.DeleteFunc(r.open, func(i int) bool {
-		if r.faults[i].Start < op.Return && op.Process != r.target[i] && op.Return < r.next[i] {
-			r.next[i] = op.Return
-		}
+		r.offer(i, a)
 		return r.next[i] <= floor
 	})
 }

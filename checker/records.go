@@ -34,7 +34,9 @@ type Checker struct {
 	queues map[queueKey]*opQueue
 	stats  ResourceStats
 	meter  Meter
-	reach  reach
+	// recoveries measures the faults' recoveries, on the way too.
+	recoveries RecoveryMeter
+	reach      reach
 	// start and latest are the earliest and latest times so far.
 	start, latest int64
 	records       int
@@ -74,6 +76,9 @@ func (c *Checker) Add(r *history.Record) error {
 	}
 	c.start, c.latest = min(c.start, r.Time), max(c.latest, r.Time)
 	c.faults.Add(r)
+	if r.Type == history.FaultStart {
+		c.recoveries.AddFault(history.Fault{Name: r.Fault, Target: r.Target, Start: r.Time})
+	}
 	c.reach.record(r)
 	begun, ended := c.pairs.Add(r)
 	if begun != nil {
@@ -83,6 +88,9 @@ func (c *Checker) Add(r *history.Record) error {
 	if ended != nil {
 		c.reach.ended(ended)
 		c.meter.Add(ended)
+		// Ops come as they end, each within AppendSkew of the latest
+		// time, and so do the faults' starts.
+		c.recoveries.Add(ended, c.latest-int64(history.AppendSkew))
 	}
 	if c.records++; c.records%handEvery == 0 {
 		c.hand(c.latest - int64(history.AppendSkew))

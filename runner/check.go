@@ -120,7 +120,7 @@ func checkStream(path string, cfg Resolved, opt checker.Options) (found, error) 
 			return f, fmt.Errorf("read again to explain: %w", err2)
 		}
 	}
-	f.checks, f.metrics, f.health = x.Report(), c.Metrics(x.Recoveries()), healthOf(&health, cfg)
+	f.checks, f.metrics, f.health = x.Report(), c.Metrics(), healthOf(&health, cfg)
 	return f, err
 }
 
