@@ -13,9 +13,9 @@ import (
 // A Checker decides a history without holding it, but the explanations
 // (the violations named, the faults' efficacy, the lease class) look at
 // ops side by side. An Explainer gives them what they look at on a second
-// reading of the history: around each fault, the ops of its window, for
-// as long as it takes to judge it; around where the check failed, the ops
-// there, kept to the end. Everything else is read and dropped. How far
+// reading of the stretches of the history they need (Stretches): around
+// each fault, the ops of its window, for as long as it takes to judge it;
+// around where the check failed, the ops there, kept to the end. How far
 // around is the history's reach, learned on the first reading: the
 // longest op, hold and pause between a client's records, and the lease,
 // beyond which none of the explainers looks from an op or a fault.
@@ -141,12 +141,11 @@ type Explainer struct {
 	// time order; kept the ops called in them, and, so that no hold is
 	// cut short, the release ending each of their ok acquires' holds
 	// (open says which are still awaited). last is the op that ends the
-	// history, whose end a hold never released lasts to.
+	// history (the Checker's), whose end a hold never released lasts to.
 	windows []span
 	kept    []*history.Op
 	open    map[holdKey]bool
 	last    *history.Op
-	lastAt  int64
 	// judged counts the faults judged so far (in start order); recent
 	// holds the ops called since the window of the first not judged.
 	judged  int
@@ -156,7 +155,7 @@ type Explainer struct {
 
 // Explainer returns the explainer of rep, which Report returned.
 func (c *Checker) Explainer(rep Report) *Explainer {
-	e := &Explainer{rep: rep, opt: c.opt, margin: c.reach.margin(c.opt.TTL), open: map[holdKey]bool{}}
+	e := &Explainer{rep: rep, opt: c.opt, margin: c.reach.margin(c.opt.TTL), open: map[holdKey]bool{}, last: c.last}
 	e.rep.Efficacy = make([]FaultEffect, 0, len(rep.Faults))
 	var failed []span
 	for _, m := range []*modelCheck{c.stream.mutex, c.stream.resource} {
@@ -176,23 +175,37 @@ func (c *Checker) Explainer(rep Report) *Explainer {
 	return e
 }
 
-// NeedsHistory reports whether there is anything to explain: faults, or
-// a verdict not valid. Without, Report needs no second reading.
-func (e *Explainer) NeedsHistory() bool {
-	return len(e.rep.Faults) > 0 || e.rep.Mutex.Verdict != Valid || e.rep.Resource.Verdict != Valid
+// Stretches returns, in time order and apart, the stretches of history
+// time [from, to] whose records the second reading must add, in the order
+// they were written: none when there is nothing to explain (no fault, no
+// verdict but valid). A stretch reaches past the ops it is for by a
+// margin, for their completions and their holds' releases.
+func (e *Explainer) Stretches() [][2]int64 {
+	var all []span
+	for _, w := range e.windows {
+		all = append(all, span{w.from, w.to + 2*e.margin})
+	}
+	for _, f := range e.rep.Faults {
+		all = append(all, span{f.Start - e.margin, f.Stop + 2*e.margin})
+	}
+	slices.SortFunc(all, func(a, b span) int { return cmp.Compare(a.from, b.from) })
+	var out [][2]int64
+	for _, sp := range all {
+		if n := len(out); n > 0 && sp.from <= out[n-1][1] {
+			out[n-1][1] = max(out[n-1][1], sp.to)
+			continue
+		}
+		out = append(out, [2]int64{sp.from, sp.to})
+	}
+	return out
 }
 
-// Add takes the next record of the second reading.
+// Add takes the next record of the second reading: those of the
+// Stretches, in order.
 func (e *Explainer) Add(r *history.Record) {
 	e.latest = max(e.latest, r.Time)
-	begun, ended := e.pairs.Add(r)
-	if begun != nil {
+	if begun, _ := e.pairs.Add(r); begun != nil {
 		e.begin(begun)
-	}
-	if ended != nil {
-		if ended.Completed != history.Never && ended.Completed > e.lastAt {
-			e.last, e.lastAt = ended, ended.Completed
-		}
 	}
 	for e.judged < len(e.rep.Faults) && e.latest > e.rep.Faults[e.judged].Stop+2*e.margin+int64(history.AppendSkew) {
 		e.judge()
@@ -201,9 +214,6 @@ func (e *Explainer) Add(r *history.Record) {
 
 // begin keeps op, just called, where an explanation may look at it.
 func (e *Explainer) begin(op *history.Op) {
-	if op.Call > e.lastAt {
-		e.last, e.lastAt = op, op.Call
-	}
 	if e.judged < len(e.rep.Faults) {
 		e.recent = append(e.recent, op)
 	}
@@ -259,7 +269,7 @@ func (e *Explainer) Report() Report {
 		e.judge()
 	}
 	kept := e.kept
-	if e.last != nil && !slices.Contains(kept, e.last) {
+	if e.last != nil && !slices.ContainsFunc(kept, func(op *history.Op) bool { return op.InvokeIndex == e.last.InvokeIndex }) {
 		kept = append(kept, e.last)
 	}
 	rep := e.rep

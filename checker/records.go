@@ -37,6 +37,10 @@ type Checker struct {
 	// recoveries measures the faults' recoveries, on the way too.
 	recoveries RecoveryMeter
 	reach      reach
+	// last is the op that ends the history (the latest call or
+	// completion), whose end a hold never released lasts to.
+	last   *history.Op
+	lastAt int64
 	// start and latest are the earliest and latest times so far.
 	start, latest int64
 	records       int
@@ -82,10 +86,16 @@ func (c *Checker) Add(r *history.Record) error {
 	c.reach.record(r)
 	begun, ended := c.pairs.Add(r)
 	if begun != nil {
+		if begun.Call > c.lastAt {
+			c.last, c.lastAt = begun, begun.Call
+		}
 		c.reach.begun(begun)
 		c.begin(begun)
 	}
 	if ended != nil {
+		if ended.Completed != history.Never && ended.Completed > c.lastAt {
+			c.last, c.lastAt = ended, ended.Completed
+		}
 		c.reach.ended(ended)
 		c.meter.Add(ended)
 		// Ops come as they end, each within AppendSkew of the latest
@@ -180,7 +190,7 @@ func CheckFile(path string, opt Options) (Report, error) {
 	defer f.Close()
 	c := NewChecker(opt)
 	var v history.Validator
-	err = history.Each(f, func(r *history.Record) error {
+	err = history.Each(f, func(r *history.Record, _ int64) error {
 		if err := v.Add(r); err != nil {
 			return err
 		}

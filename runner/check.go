@@ -3,6 +3,7 @@ package runner
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -87,20 +88,24 @@ func checkWhole(path string, cfg Resolved, opt checker.Options) (found, error) {
 
 // checkStream checks the history at path as it reads it, record by
 // record (checker.Checker), and, when the check has something to explain
-// (faults, a verdict not valid), reads it again for the explanations
-// (checker.Explainer): the memory it takes is what is in flight and what
-// is around the faults and the failures, not the history. Its results are
+// (faults, a verdict not valid), reads again the stretches of it the
+// explanations need (checker.Explainer), beginning each at a place the
+// first reading remembered (history.Places): the memory it takes is what
+// is in flight and what is around the faults and the failures, not the
+// history, and the second reading is as long as those stretches. Its results are
 // checkWhole's. A record too far out of time order is
 // checker.ErrOutOfOrder, which checkWhole can still check.
 func checkStream(path string, cfg Resolved, opt checker.Options) (found, error) {
 	f := found{scan: historyScan{cfg: cfg.Config}}
 	c := checker.NewChecker(opt)
 	var health reports.HealthMeter
-	err := each(path, func(r *history.Record) error {
+	var places history.Places
+	err := each(path, 0, func(r *history.Record, offset int64) error {
 		if err := f.scan.Add(r); err != nil {
 			return err
 		}
 		health.Add(r)
+		places.Add(r, offset)
 		return c.Add(r)
 	})
 	// Report ends the check's workers, after an error too.
@@ -114,22 +119,42 @@ func checkStream(path string, cfg Resolved, opt checker.Options) (found, error) 
 		return f, err
 	}
 	x := c.Explainer(rep)
-	if x.NeedsHistory() {
-		// The same records again, up to the cut-off line if there is one.
-		if err2 := each(path, func(r *history.Record) error { x.Add(r); return nil }); err2 != nil && !errors.Is(err2, history.ErrTruncated) {
-			return f, fmt.Errorf("read again to explain: %w", err2)
+	// The stretches the explanations need, each from the place before
+	// it, up to the cut-off line if there is one.
+	var next int64
+	for _, s := range x.Stretches() {
+		from := max(next, places.From(s[0]))
+		rerr := each(path, from, func(r *history.Record, offset int64) error {
+			if next = from + offset; history.Past(r.Time, s[1]) {
+				return errStretchRead
+			}
+			x.Add(r)
+			return nil
+		})
+		if rerr == nil || errors.Is(rerr, history.ErrTruncated) {
+			break // read to the end
+		}
+		if rerr != errStretchRead {
+			return f, fmt.Errorf("read again to explain: %w", rerr)
 		}
 	}
 	f.checks, f.metrics, f.health = x.Report(), c.Metrics(), healthOf(&health, cfg)
 	return f, err
 }
 
-// each calls fn with each record of the history at path (history.Each).
-func each(path string, fn func(*history.Record) error) error {
+// errStretchRead ends the reading of a stretch of the history.
+var errStretchRead = errors.New("stretch read")
+
+// each calls fn with each record of the history at path from offset on,
+// and where its line begins (history.Each).
+func each(path string, offset int64, fn func(*history.Record, int64) error) error {
 	file, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("read history: %w", err)
 	}
 	defer file.Close()
+	if _, err := file.Seek(offset, io.SeekStart); err != nil {
+		return fmt.Errorf("read history: %w", err)
+	}
 	return history.Each(file, fn)
 }
