@@ -19,8 +19,8 @@ var ErrOutOfOrder = errors.New("history records out of time order")
 // history: a night's run is checked in about the memory a minute's takes.
 // Its Report has Check's verdicts, op counts, notes, visualizations,
 // stats and faults; the explanations (violations, efficacy, lease) are
-// left out, for an Explainer to add on a second reading of the history,
-// and the metrics are Metrics'.
+// left out, for an Explainer to add on a second reading of the stretches
+// of the history they need. Metrics gives Measure's metrics of it.
 //
 // The cutters need each key's ops in call order, and a record is appended
 // somewhat after it was timed: an op is handed on once it has ended and

@@ -15,8 +15,8 @@ import (
 	"github.com/locktest/locktest/reports"
 )
 
-// found is what analyze's checks found in a history.
-type found struct {
+// checkedHistory is what analyze's checks found in a history.
+type checkedHistory struct {
 	// recs is the history, when it was read whole (for the report).
 	recs      []history.Record
 	truncated bool
@@ -31,10 +31,10 @@ type found struct {
 // (checkStream), in memory that does not grow with its length, unless its
 // records are too far out of time order for that. A history missing or
 // damaged is a BadConfigError that says so.
-func checkHistory(dir string, cfg Resolved, whole bool) (found, error) {
+func checkHistory(dir string, cfg Resolved, whole bool) (checkedHistory, error) {
 	path := filepath.Join(dir, reports.HistoryFile)
 	opt := checker.Options{Timeout: time.Duration(cfg.CheckTimeout), TTL: time.Duration(cfg.TTL)}
-	var f found
+	var f checkedHistory
 	var err error
 	if !whole {
 		f, err = checkStream(path, cfg, opt)
@@ -65,8 +65,8 @@ func healthOf(m *reports.HealthMeter, cfg Resolved) *reports.Health {
 }
 
 // checkWhole reads the history at path whole and checks it.
-func checkWhole(path string, cfg Resolved, opt checker.Options) (found, error) {
-	f := found{scan: historyScan{cfg: cfg.Config}}
+func checkWhole(path string, cfg Resolved, opt checker.Options) (checkedHistory, error) {
+	f := checkedHistory{scan: historyScan{cfg: cfg.Config}}
 	recs, err := history.ReadFile(path)
 	if err != nil && !errors.Is(err, history.ErrTruncated) {
 		return f, err
@@ -95,8 +95,8 @@ func checkWhole(path string, cfg Resolved, opt checker.Options) (found, error) {
 // history, and the second reading is as long as those stretches. Its results are
 // checkWhole's. A record too far out of time order is
 // checker.ErrOutOfOrder, which checkWhole can still check.
-func checkStream(path string, cfg Resolved, opt checker.Options) (found, error) {
-	f := found{scan: historyScan{cfg: cfg.Config}}
+func checkStream(path string, cfg Resolved, opt checker.Options) (checkedHistory, error) {
+	f := checkedHistory{scan: historyScan{cfg: cfg.Config}}
 	c := checker.NewChecker(opt)
 	var health reports.HealthMeter
 	var places history.Places

@@ -753,7 +753,8 @@ func Analyze(dir string, cfg Resolved) (reports.Results, error) { return analyze
 
 // Recheck checks the history in dir like Analyze but writes nothing: the run
 // directory keeps the report it has. For a quick verdict on a history too
-// long to be worth drawing.
+// long to be worth drawing: with no report to draw, it streams the history
+// (checkStream), in memory that does not grow with its length.
 func Recheck(dir string, cfg Resolved) (reports.Results, error) { return analyze(dir, cfg, false, nil) }
 
 // analyze checks and, when write, writes the report, calling writing (if
