@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
@@ -39,6 +40,8 @@ func checkHistory(dir string, cfg Resolved, whole bool) (checkedHistory, error) 
 	if !whole {
 		f, err = checkStream(path, cfg, opt)
 		if errors.Is(err, checker.ErrOutOfOrder) {
+			// Its memory then grows with the history's length.
+			slog.Warn("the history's records are too far out of time order to check as they are read: checking it whole", "history", path, "err", err)
 			whole = true
 		}
 	}
