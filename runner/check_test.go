@@ -52,9 +52,11 @@ func runDirFrom(t *testing.T, src string, recs []history.Record, edit func(*scen
 // field for field (verdicts, violations named, first violation, stats,
 // efficacy, lease class, metrics, health, notes), on real runs: redis
 // unfenced under pause-holder (invalid, lost updates) and fenced (valid,
-// overlapping holds), unfenced under kill-holder (crashed holders), the stored 60 s run, the same cut off mid-line, and
-// generated histories with overlaps, and one appended too far out of time
-// order to stream, which Recheck reads whole instead.
+// overlapping holds), unfenced under kill-holder (crashed holders) and
+// under four pause-holder strikes on 8 clients; the stored 60 s run, whole
+// and cut off mid-line; generated histories with overlaps, and one
+// appended too far out of time order to stream, which Recheck reads whole
+// instead.
 func TestRecheckMatchesAnalyze(t *testing.T) {
 	stored := "../reports/testdata/run-60s-8c"
 	storedRecs := historytest.ReadGz(t, filepath.Join(stored, "history.jsonl.gz"))
@@ -78,6 +80,7 @@ func TestRecheckMatchesAnalyze(t *testing.T) {
 		{name: "redis unfenced, pause-holder", src: "testdata/unfenced-pause", verdict: checker.Invalid},
 		{name: "redis fenced, pause-holder", src: "testdata/fenced-pause", verdict: checker.Valid},
 		{name: "redis unfenced, kill-holder", src: "testdata/kill-holder", verdict: checker.Valid},
+		{name: "redis unfenced, pause-holder, 20 s, 8 clients", src: "testdata/pause-20s-8c", verdict: checker.Invalid},
 		{name: "stored 60 s run", src: stored, recs: storedRecs, verdict: checker.Invalid},
 		{name: "stored 60 s run, cut off", src: stored, recs: storedRecs, cut: true, verdict: checker.Invalid},
 		{name: "generated, overlaps", src: stored, recs: historytest.Counter{Clients: 8, Keys: 3, Ops: 50_000, Seed: 7,
