@@ -124,15 +124,22 @@ func Check(recs []history.Record, opt Options) Report {
 	}
 	rep := Report{Faults: faults, Start: start, Efficacy: efficacy(ops, faults, start, opt.TTL)}
 	rep.Mutex, rep.Resource = stream.finish(start, opt.Timeout)
-	rep.Mutex.Violations = overlaps(ops, faults, start, opt.MaxViolations)
 	rep.Stats = resourceStats(ops)
-	rep.Resource.Violations = lostUpdates(ops, faults, rep.Stats, opt.MaxViolations)
+	explain(&rep, ops, opt)
+	return rep
+}
+
+// explain names the violations behind rep's verdicts and judges them
+// against the lease, from ops (in call order): the whole history's, or
+// (an Explainer's) those around where the check failed.
+func explain(rep *Report, ops []history.Op, opt Options) {
+	rep.Mutex.Violations = overlaps(ops, rep.Faults, rep.Start, opt.MaxViolations)
+	rep.Resource.Violations = lostUpdates(ops, rep.Faults, rep.Stats, opt.MaxViolations)
 	explainUnnamed(&rep.Mutex, "the mutex model found no legal order of the lock operations (see the visualization)")
 	explainUnnamed(&rep.Resource, "the counter model found no legal order of the critical sections (see the visualization)")
-	rep.Lease = ClassifyLease(ops, faults, opt.TTL, start)
-	rep.Mutex.FirstViolationS = firstViolation(rep.Mutex.Violations, start)
-	rep.Resource.FirstViolationS = firstViolation(rep.Resource.Violations, start)
-	return rep
+	rep.Lease = ClassifyLease(ops, rep.Faults, opt.TTL, rep.Start)
+	rep.Mutex.FirstViolationS = firstViolation(rep.Mutex.Violations, rep.Start)
+	rep.Resource.FirstViolationS = firstViolation(rep.Resource.Violations, rep.Start)
 }
 
 // withDefaults fills in the options left zero.

@@ -24,3 +24,35 @@ func TestRecoveryIgnoresTheTarget(t *testing.T) {
 		t.Errorf("node fault: recoveries %+v, want the first grant after it, 430 ms", rs)
 	}
 }
+
+// TestRecoveryOfAFaultRecordedLate: a fault's start recorded after the
+// completion of an acquire that returned after it (the coordinator's
+// record came a moment late) still has that acquire as its recovery when
+// the faults are learned as they come, as Measure finds it on the whole
+// history; an acquire that returned before the fault began is none.
+func TestRecoveryOfAFaultRecordedLate(t *testing.T) {
+	ms := int64(1_000_000)
+	fault := history.Fault{Name: "pause-holder", Target: "c2", Start: 100 * ms}
+	for _, tc := range []struct {
+		name   string
+		ret    int64 // c1's acquire's return
+		wantMs float64
+	}{
+		{"returned after the fault began", 150 * ms, 50},
+		{"returned before", 90 * ms, -1},
+	} {
+		var r RecoveryMeter
+		op := history.Op{Process: 1, F: history.FAcquire, Outcome: history.OK, Call: 10 * ms, Return: tc.ret}
+		r.Add(&op, tc.ret-int64(history.AppendSkew))
+		r.AddFault(fault)
+		got := r.recoveries(200 * ms)
+		switch {
+		case len(got) != 1:
+			t.Errorf("%s: recoveries %+v, want one", tc.name, got)
+		case tc.wantMs < 0 && got[0].NextAcquireMs != nil:
+			t.Errorf("%s: recovered after %v ms, want no recovery", tc.name, *got[0].NextAcquireMs)
+		case tc.wantMs >= 0 && (got[0].NextAcquireMs == nil || *got[0].NextAcquireMs != tc.wantMs):
+			t.Errorf("%s: recoveries %+v, want the acquire %v ms after the fault began", tc.name, got, tc.wantMs)
+		}
+	}
+}

@@ -3,7 +3,6 @@ package checker
 import (
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"time"
@@ -19,8 +18,9 @@ var ErrOutOfOrder = errors.New("history records out of time order")
 // holding the ops in flight and each key's open segment instead of the
 // history: a night's run is checked in about the memory a minute's takes.
 // Its Report has Check's verdicts, op counts, notes, visualizations,
-// stats and faults; the explanations (violations, efficacy, lease) still
-// need the whole history, and are left out.
+// stats and faults; the explanations (violations, efficacy, lease) are
+// left out, for an Explainer to add on a second reading of the stretches
+// of the history they need. Metrics gives Measure's metrics of it.
 //
 // The cutters need each key's ops in call order, and a record is appended
 // somewhat after it was timed: an op is handed on once it has ended and
@@ -33,6 +33,14 @@ type Checker struct {
 	faults history.FaultLog
 	queues map[queueKey]*opQueue
 	stats  ResourceStats
+	meter  Meter
+	// recoveries measures the faults' recoveries, on the way too.
+	recoveries RecoveryMeter
+	reach      reach
+	// last is the op that ends the history (the latest call or
+	// completion), whose end a hold never released lasts to.
+	last   *history.Op
+	lastAt int64
 	// start and latest are the earliest and latest times so far.
 	start, latest int64
 	records       int
@@ -72,8 +80,27 @@ func (c *Checker) Add(r *history.Record) error {
 	}
 	c.start, c.latest = min(c.start, r.Time), max(c.latest, r.Time)
 	c.faults.Add(r)
-	if op, _ := c.pairs.Add(r); op != nil {
-		c.begin(op)
+	if r.Type == history.FaultStart {
+		c.recoveries.AddFault(history.Fault{Name: r.Fault, Target: r.Target, Start: r.Time})
+	}
+	c.reach.record(r)
+	begun, ended := c.pairs.Add(r)
+	if begun != nil {
+		if begun.Call > c.lastAt {
+			c.last, c.lastAt = begun, begun.Call
+		}
+		c.reach.begun(begun)
+		c.begin(begun)
+	}
+	if ended != nil {
+		if ended.Completed != history.Never && ended.Completed > c.lastAt {
+			c.last, c.lastAt = ended, ended.Completed
+		}
+		c.reach.ended(ended)
+		c.meter.Add(ended)
+		// Ops come as they end, each within AppendSkew of the latest
+		// time, and so do the faults' starts.
+		c.recoveries.Add(ended, c.latest-int64(history.AppendSkew))
 	}
 	if c.records++; c.records%handEvery == 0 {
 		c.hand(c.latest - int64(history.AppendSkew))
@@ -136,7 +163,9 @@ func (c *Checker) hand(t int64) {
 // It must be called, after an error too (the check's workers stop then),
 // and only once; after an error its verdicts mean nothing.
 func (c *Checker) Report() Report {
-	c.pairs.End()
+	for _, op := range c.pairs.End() {
+		c.meter.Add(op)
+	}
 	c.hand(math.MaxInt64)
 	start := c.start
 	if start == history.Never {
@@ -161,61 +190,15 @@ func CheckFile(path string, opt Options) (Report, error) {
 	defer f.Close()
 	c := NewChecker(opt)
 	var v history.Validator
-	stop := make(chan struct{})
-	batches, readErr := readBatches(f, stop)
-	for batch := range batches {
-		for i := 0; err == nil && i < len(batch); i++ {
-			if err = v.Add(&batch[i]); err == nil {
-				err = c.Add(&batch[i])
-			}
+	err = history.Each(f, func(r *history.Record, _ int64) error {
+		if err := v.Add(r); err != nil {
+			return err
 		}
-		if err != nil {
-			close(stop)
-			break
-		}
-	}
+		return c.Add(r)
+	})
 	rep := c.Report()
-	if rerr := readErr(); err == nil {
-		err = rerr
-	}
 	if err != nil && !errors.Is(err, history.ErrTruncated) {
 		return rep, fmt.Errorf("check %s: %w", path, err)
 	}
 	return rep, err
-}
-
-// readBatches reads r's records in batches on a goroutine of its own:
-// decoding takes about as long as checking, and the two run side by side.
-// It stops at the end of the history or when stop is closed; wait says
-// how the reading ended, once it has.
-func readBatches(r io.Reader, stop <-chan struct{}) (batches <-chan []history.Record, wait func() error) {
-	out := make(chan []history.Record, 2)
-	done := make(chan struct{})
-	var err error
-	go func() {
-		defer close(done)
-		defer close(out)
-		s := history.NewScanner(r)
-		for {
-			batch := make([]history.Record, 0, 4096)
-			for len(batch) < cap(batch) && s.Scan() {
-				batch = append(batch, s.Record())
-			}
-			if len(batch) > 0 {
-				select {
-				case out <- batch:
-				case <-stop:
-					return
-				}
-			}
-			if len(batch) < cap(batch) {
-				err = s.Err()
-				return
-			}
-		}
-	}()
-	return out, func() error {
-		<-done
-		return err
-	}
 }

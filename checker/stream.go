@@ -55,6 +55,9 @@ type modelCheck struct {
 	mu      sync.Mutex
 	verdict Verdict
 	failing vizKeep
+	// failed are the spans of the earliest segments not decided legal,
+	// where an Explainer looks for what went wrong; keep bounds them.
+	failed spans
 }
 
 func newStream(opt Options) *stream {
@@ -67,8 +70,8 @@ func newStream(opt Options) *stream {
 	if opt.Whole {
 		lockCut, counterCut = whole, whole
 	}
-	s.mutex = s.newCheck(MutexCheck, mutexModel, lockCut, !opt.Whole)
-	s.resource = s.newCheck(ResourceCheck, counterModel, counterCut, !opt.Whole)
+	s.mutex = s.newCheck(MutexCheck, mutexModel, lockCut, !opt.Whole, opt.MaxViolations)
+	s.resource = s.newCheck(ResourceCheck, counterModel, counterCut, !opt.Whole, opt.MaxViolations)
 	for range workers {
 		s.workers.Add(1)
 		go s.work()
@@ -76,8 +79,8 @@ func newStream(opt Options) *stream {
 	return s
 }
 
-func (s *stream) newCheck(name string, m porcupine.NondeterministicModel, cut cutFunc, swept bool) *modelCheck {
-	return &modelCheck{name: name, model: segmented(m), swept: swept, cut: cut, verdict: Valid,
+func (s *stream) newCheck(name string, m porcupine.NondeterministicModel, cut cutFunc, swept bool, keep int) *modelCheck {
+	return &modelCheck{name: name, model: segmented(m), swept: swept, cut: cut, verdict: Valid, failed: spans{keep: keep},
 		keys: map[string]cutter{}, places: map[string]int{}, emit: func(j job) { s.jobs <- j }}
 }
 
@@ -134,6 +137,7 @@ func (s *stream) work() {
 		}
 		if res != porcupine.Ok {
 			c.failing.offer(j.key, j.place, j.seg)
+			c.failed.add(j.seg.span())
 		}
 		c.mu.Unlock()
 	}

@@ -147,7 +147,15 @@ func (p *Pairing) Add(r *Record) (begun, ended *Op) {
 func (p *Pairing) Open(op *Op) bool { return p.open[opKey{op.Process, op.Seq}] == op }
 
 // End says the history ended: the ops still open never completed (info).
-func (p *Pairing) End() { clear(p.open) }
+// It returns them, in no order.
+func (p *Pairing) End() []*Op {
+	out := make([]*Op, 0, len(p.open))
+	for _, op := range p.open {
+		out = append(out, op)
+	}
+	clear(p.open)
+	return out
+}
 
 // Faults returns fault intervals in start order. A fault never stopped lasts
 // to the last record's time.

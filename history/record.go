@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"sync"
 	"time"
 )
@@ -309,9 +310,11 @@ type Scanner struct {
 	dec    decoder
 	long   []byte // a line longer than the buffer, pieced together
 	lineNo int
-	rec    Record
-	done   bool
-	err    error
+	// pos is how many bytes were read; start where the record's line began.
+	pos, start int64
+	rec        Record
+	done       bool
+	err        error
 }
 
 // NewScanner reads records from r.
@@ -333,6 +336,7 @@ func (s *Scanner) Scan() bool {
 			}
 			line = s.long
 		}
+		s.start, s.pos = s.pos, s.pos+int64(len(line))
 		complete := err == nil
 		if err != nil && err != io.EOF {
 			s.done, s.err = true, fmt.Errorf("read history line %d: %w", s.lineNo, err)
@@ -365,5 +369,103 @@ func (s *Scanner) Scan() bool {
 // Record returns the record Scan read.
 func (s *Scanner) Record() Record { return s.rec }
 
+// Offset returns where the line of the record Scan read begins, in bytes
+// from where the Scanner began reading.
+func (s *Scanner) Offset() int64 { return s.start }
+
 // Err returns the error that ended the scan, nil at a clean end.
 func (s *Scanner) Err() error { return s.err }
+
+// Each calls fn with each record of r, in order, as a Scanner reads them,
+// and where its line begins (Scanner.Offset), decoding on a goroutine of
+// its own a batch or two ahead: decoding takes about as long as a check
+// of what is decoded, and the two run side by side. fn must not keep the
+// record it is given. Each stops at fn's first error and returns it; else
+// it returns the Scanner's (ErrTruncated for a cut-off last line, after
+// the records before it).
+func Each(r io.Reader, fn func(rec *Record, offset int64) error) error {
+	type batch struct {
+		recs    []Record
+		offsets []int64
+	}
+	out := make(chan batch, 2)
+	stop, done := make(chan struct{}), make(chan struct{})
+	var readErr error
+	go func() {
+		defer close(done)
+		defer close(out)
+		s := NewScanner(r)
+		for {
+			b := batch{make([]Record, 0, 4096), make([]int64, 0, 4096)}
+			for len(b.recs) < cap(b.recs) && s.Scan() {
+				b.recs, b.offsets = append(b.recs, s.Record()), append(b.offsets, s.Offset())
+			}
+			if len(b.recs) > 0 {
+				select {
+				case out <- b:
+				case <-stop:
+					return
+				}
+			}
+			if len(b.recs) < cap(b.recs) {
+				readErr = s.Err()
+				return
+			}
+		}
+	}()
+	var err error
+	for b := range out {
+		for i := 0; err == nil && i < len(b.recs); i++ {
+			err = fn(&b.recs[i], b.offsets[i])
+		}
+		if err != nil {
+			close(stop)
+			break
+		}
+	}
+	<-done
+	if err != nil {
+		return err
+	}
+	return readErr
+}
+
+// Places remembers, every so many records of a history file, where a
+// record's line begins and the latest time before it: where a reading of
+// the records of a stretch of time can begin, instead of at the start.
+type Places struct {
+	records int
+	latest  int64
+	at      []place
+}
+
+type place struct{ offset, latest int64 }
+
+// placeEvery is how many records go by between two places remembered: a
+// reading begins up to that many records early, and a long history's
+// places take little memory.
+const placeEvery = 4096
+
+// Add takes the next record of the history, whose line begins at offset.
+func (p *Places) Add(r *Record, offset int64) {
+	if p.records%placeEvery == 0 {
+		p.at = append(p.at, place{offset, p.latest})
+	}
+	p.records++
+	p.latest = max(p.latest, r.Time)
+}
+
+// From returns where a reading of every record timed t or later begins:
+// every record before it is timed earlier.
+func (p *Places) From(t int64) int64 {
+	i := sort.Search(len(p.at), func(i int) bool { return p.at[i].latest >= t })
+	if i == 0 {
+		return 0
+	}
+	return p.at[i-1].offset
+}
+
+// Past reports whether a record timed t ends a reading of the records
+// timed up to to: a record is appended before the history goes
+// AppendSkew past its time, so every record timed up to to came before it.
+func Past(t, to int64) bool { return t > to+int64(AppendSkew) }

@@ -91,15 +91,83 @@ const (
 // whether the run ends by reading its data back. It returns nil for a
 // history without a run-start mark (written by an older build).
 func MeasureHealth(recs []history.Record, faults []string, finalRead bool) *Health {
-	var start, end *history.Record
+	var m HealthMeter
 	for i := range recs {
-		switch recs[i].Type {
-		case history.RunStart:
-			start = &recs[i]
-		case history.RunEnd:
-			end = &recs[i]
-		}
+		m.Add(&recs[i])
 	}
+	return m.Health(faults, finalRead)
+}
+
+// HealthMeter measures a history's Health record by record, as
+// MeasureHealth does for a whole history, holding a few times per client
+// and per fault strike instead of the records: a check that reads the
+// history as it goes measures it on the way.
+type HealthMeter struct {
+	// start and end are the last run-start and run-end marks.
+	start, end       *history.Record
+	coordinatorReads bool
+	last             int64
+	// first is each client's first invoke; lo and hi bound the clients'
+	// records.
+	first  map[int]int64
+	lo, hi int64
+	// open are the strikes begun and not stopped; stops the stopped ones,
+	// judged once the run's end (and so its deadline) is known.
+	open    map[strikeKey]history.Record
+	stops   []stoppedStrike
+	started map[string]bool
+}
+
+type strikeKey struct{ fault, target string }
+
+// stoppedStrike is one fault occurrence stopped: its start (ok: one was
+// recorded) and its stop.
+type stoppedStrike struct {
+	start, stop history.Record
+	ok          bool
+}
+
+// Add takes the next record of the history.
+func (m *HealthMeter) Add(r *history.Record) {
+	if m.first == nil {
+		m.first, m.open, m.started, m.lo = map[int]int64{}, map[strikeKey]history.Record{}, map[string]bool{}, history.Never
+	}
+	m.last = max(m.last, r.Time)
+	switch r.Type {
+	case history.RunStart:
+		m.start = copyRecord(r)
+	case history.RunEnd:
+		m.end = copyRecord(r)
+	case history.FaultStart:
+		m.started[r.Fault] = true
+		m.open[strikeKey{r.Fault, r.Target}] = *r
+	case history.FaultStop:
+		k := strikeKey{r.Fault, r.Target}
+		s, ok := m.open[k]
+		delete(m.open, k)
+		m.stops = append(m.stops, stoppedStrike{start: s, stop: *r, ok: ok})
+	}
+	if r.Process == history.NemesisProcess && r.F == history.FRead {
+		m.coordinatorReads = true
+	}
+	if r.Process == history.NemesisProcess || r.Type == history.FaultStart || r.Type == history.FaultStop {
+		return
+	}
+	if _, ok := m.first[r.Process]; !ok && r.Type == history.Invoke {
+		m.first[r.Process] = r.Time
+	}
+	m.lo, m.hi = min(m.lo, r.Time), max(m.hi, r.Time)
+}
+
+// copyRecord is a copy of r, which its reader may reuse.
+func copyRecord(r *history.Record) *history.Record {
+	c := *r
+	return &c
+}
+
+// Health is the health of the records added (see MeasureHealth).
+func (m *HealthMeter) Health(faults []string, finalRead bool) *Health {
+	start, end := m.start, m.end
 	if start == nil {
 		return nil
 	}
@@ -114,76 +182,53 @@ func MeasureHealth(recs []history.Record, faults []string, finalRead bool) *Heal
 		span = min(span, seconds(end.Time-start.Time))
 	}
 	if end != nil {
-		h.NoFinalRead = finalRead && !slices.ContainsFunc(recs, func(r history.Record) bool {
-			return r.Process == history.NemesisProcess && r.F == history.FRead
-		})
+		h.NoFinalRead = finalRead && !m.coordinatorReads
 		runS, late := seconds(end.Time-start.Time), max(0, seconds(end.Time-deadline))
 		h.RunS, h.FinalHealLateS = &runS, &late
 		if end.Lag != nil {
 			h.LagP99Ms, h.LagMaxMs, h.LagTicks = float64(end.Lag.P99)/1e6, float64(end.Lag.Max)/1e6, end.Lag.Ticks
 		}
-	} else if last := lastTime(recs); last < deadline {
+	} else if m.last < deadline {
 		// A run past its duration that missed only its final heal tested
 		// all it was asked to.
-		got := seconds(last - start.Time)
+		got := seconds(m.last - start.Time)
 		h.CutShortS = &got
 	}
 
 	// Clients: their ops' span and when each began.
-	first := map[int]int64{}
-	var lo, hi int64 = history.Never, 0
-	for _, r := range recs {
-		if r.Process == history.NemesisProcess || r.Type == history.FaultStart || r.Type == history.FaultStop {
-			continue
-		}
-		if _, ok := first[r.Process]; !ok && r.Type == history.Invoke {
-			first[r.Process] = r.Time
-		}
-		lo, hi = min(lo, r.Time), max(hi, r.Time)
+	if m.hi > 0 {
+		h.ClientSpanS = seconds(m.hi - m.lo)
 	}
-	if hi > 0 {
-		h.ClientSpanS = seconds(hi - lo)
-	}
-	h.ClientsStarted = len(first)
-	for _, t := range first {
+	h.ClientsStarted = len(m.first)
+	for _, t := range m.first {
 		h.ClientsStartS = max(h.ClientsStartS, seconds(t-start.Time))
 	}
 
 	// Faults: each plain-schedule strike against its asked length.
-	type key struct{ fault, target string }
-	open := map[key]history.Record{}
-	started := map[string]bool{}
-	for _, r := range recs {
-		switch r.Type {
-		case history.FaultStart:
-			started[r.Fault] = true
-			open[key{r.Fault, r.Target}] = r
-		case history.FaultStop:
-			s, ok := open[key{r.Fault, r.Target}]
-			delete(open, key{r.Fault, r.Target})
-			want := min(s.Asked, deadline-s.Time)
-			if !ok || s.Asked == 0 || want < int64(minCompared) {
-				continue
+	for _, st := range m.stops {
+		s, r := st.start, st.stop
+		want := min(s.Asked, deadline-s.Time)
+		if !st.ok || s.Asked == 0 || want < int64(minCompared) {
+			continue
+		}
+		end := r.Time
+		if r.HealStart > 0 {
+			end = r.HealStart
+			if took := seconds(r.Time - r.HealStart); history.IsClient(r.Target) {
+				h.ClientRestartMaxS = max(h.ClientRestartMaxS, took)
+			} else {
+				h.HealTookMaxS = max(h.HealTookMaxS, took)
 			}
-			end := r.Time
-			if r.HealStart > 0 {
-				end = r.HealStart
-				if took := seconds(r.Time - r.HealStart); history.IsClient(r.Target) {
-					h.ClientRestartMaxS = max(h.ClientRestartMaxS, took)
-				} else {
-					h.HealTookMaxS = max(h.HealTookMaxS, took)
-				}
-			}
-			ratio := float64(end-s.Time) / float64(want)
-			if h.Strikes == 0 || ratio < h.MinRatio {
-				h.MinRatio = ratio
-			}
-			h.MaxRatio = max(h.MaxRatio, ratio)
-			h.HealLateMaxS = max(h.HealLateMaxS, seconds(end-s.Time-want))
-			h.Strikes++
-			if ratio < minStrikeRatio || ratio > maxStrikeRatio {
-				h.StrikesOff++
-			}
+		}
+		ratio := float64(end-s.Time) / float64(want)
+		if h.Strikes == 0 || ratio < h.MinRatio {
+			h.MinRatio = ratio
+		}
+		h.MaxRatio = max(h.MaxRatio, ratio)
+		h.HealLateMaxS = max(h.HealLateMaxS, seconds(end-s.Time-want))
+		h.Strikes++
+		if ratio < minStrikeRatio || ratio > maxStrikeRatio {
+			h.StrikesOff++
 		}
 	}
 
@@ -207,7 +252,7 @@ func MeasureHealth(recs []history.Record, faults []string, finalRead bool) *Heal
 
 	if end != nil { // an unfinished run had no chance to deliver its faults
 		for _, f := range slices.Compact(slices.Sorted(slices.Values(faults))) {
-			if !started[f] && f != "none" { // the control run has nothing to start
+			if !m.started[f] && f != "none" { // the control run has nothing to start
 				h.Undelivered = append(h.Undelivered, fmt.Sprintf("fault %s was asked for and never started", f))
 			}
 		}
@@ -294,15 +339,6 @@ func (h *Health) line() string {
 		s += fmt.Sprintf("; stopped at %.2f s, the %s check(s) having found a violation (--stop-on-violation)", *h.RunS, strings.Join(h.StoppedBy, " and "))
 	}
 	return s
-}
-
-// lastTime is the latest time in the history.
-func lastTime(recs []history.Record) int64 {
-	var last int64
-	for _, r := range recs {
-		last = max(last, r.Time)
-	}
-	return last
 }
 
 // cutShort says how far a run cut short got: "cut short at 0.80 s of

@@ -3,20 +3,8 @@ package runner
 import (
 	"context"
 
-	"github.com/locktest/locktest/history"
 	"github.com/locktest/locktest/reports"
 )
-
-// anyClientOpCompleted reports whether some client's operation got a
-// definite answer (ok or fail).
-func anyClientOpCompleted(recs []history.Record) bool {
-	for _, op := range history.Ops(recs) {
-		if op.Process != history.NemesisProcess && op.Outcome != history.Info {
-			return true
-		}
-	}
-	return false
-}
 
 // AnalyzeContext is Analyze (Recheck when !write) that gives up when ctx
 // ends (Ctrl-C) and returns ErrInterrupted at once: a check may take its whole

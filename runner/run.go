@@ -753,47 +753,9 @@ func Analyze(dir string, cfg Resolved) (reports.Results, error) { return analyze
 
 // Recheck checks the history in dir like Analyze but writes nothing: the run
 // directory keeps the report it has. For a quick verdict on a history too
-// long to be worth drawing.
+// long to be worth drawing: with no report to draw, it streams the history
+// (checkStream), in memory that does not grow with its length.
 func Recheck(dir string, cfg Resolved) (reports.Results, error) { return analyze(dir, cfg, false, nil) }
-
-// validHistory checks recs as any history must be (history.Validate) and
-// against the run's settings: no client beyond the run's clients, and
-// nothing timed later after the run-end mark than the quiet end and the
-// final read take (afterEnd). history.Validate bounds each record by a
-// later coordinator record; the last ones have none, and a time edited
-// there would stretch the run's span and rates.
-func validHistory(recs []history.Record, cfg scenario.Config) error {
-	if err := history.Validate(recs); err != nil {
-		return err
-	}
-	end := -1
-	for i, rec := range recs {
-		if rec.Process >= cfg.Clients {
-			return fmt.Errorf("history line %d: process %d, but the run had %d clients (config.json)", i+1, rec.Process, cfg.Clients)
-		}
-		if rec.Type == history.RunEnd {
-			end = i
-		}
-	}
-	if end < 0 {
-		return nil
-	}
-	limit := recs[end].Time + int64(afterEnd(cfg))
-	for i, rec := range recs[end+1:] {
-		if rec.Time > limit {
-			return fmt.Errorf("history line %d: time %d is %s after the run-end mark (line %d), more than the %s the quiet end and final read of these settings take: not a time of this run",
-				end+i+2, rec.Time, time.Duration(rec.Time-recs[end].Time).Round(time.Millisecond), end+1, afterEnd(cfg))
-		}
-	}
-	return nil
-}
-
-// carriesTokens reports whether some critical section took a fencing
-// token to the resource: only then did the resource's fencing setting
-// (Config.Fencing) decide anything.
-func carriesTokens(recs []history.Record) bool {
-	return slices.ContainsFunc(recs, func(r history.Record) bool { return r.F == history.FIncr && r.Token > 0 })
-}
 
 // analyze checks and, when write, writes the report, calling writing (if
 // set) as it begins to: a check and a report take long enough on a long
@@ -822,33 +784,24 @@ func analyze(dir string, cfg Resolved, write bool, writing func()) (reports.Resu
 		}
 	}
 	defer limitHeap(filepath.Join(dir, reports.HistoryFile))()
-	recs, err := history.ReadFile(filepath.Join(dir, reports.HistoryFile))
-	switch {
-	case errors.Is(err, history.ErrTruncated):
+	found, err := checkHistory(dir, cfg, write)
+	if err != nil {
+		return res, err
+	}
+	if found.truncated {
 		res.Truncated = true
 		res.Notes = append(res.Notes, "the history's last line was cut off (killed run): checked the complete prefix")
-	case errors.Is(err, fs.ErrNotExist):
-		return res, bad("%s has no %s: not a run directory, or its run never started (give store/latest or store/<scenario>/<run>)", dir, reports.HistoryFile)
-	case err != nil:
-		// Not the cut-off end of a killed run: someone edited or damaged it.
-		return res, bad("%s: %v; the history is damaged and cannot be checked", filepath.Join(dir, reports.HistoryFile), err)
 	}
-	if err := validHistory(recs, cfg.Config); err != nil {
-		return res, bad("%s: %v; the history is damaged and cannot be checked", filepath.Join(dir, reports.HistoryFile), err)
-	}
-	res.Records = len(recs)
+	res.Records = found.scan.records
 	res.Notes = append(res.Notes, truncatedLogs(dir)...)
-	res.Checks = checker.Check(recs, checker.Options{Timeout: time.Duration(cfg.CheckTimeout), TTL: time.Duration(cfg.TTL)})
-	res.Metrics = checker.Measure(recs)
+	res.Checks, res.Metrics = found.checks, found.metrics
 	res.Verdict = res.Checks.Verdict(cfg.Workload.NeedsResource)
-	if cfg.Workload.NeedsResource && !cfg.Design.GuardsWrites && carriesTokens(recs) {
+	if cfg.Workload.NeedsResource && !cfg.Design.GuardsWrites && found.scan.tokens {
 		res.Fencing = cfg.Fencing
 	}
-	for _, rec := range recs {
-		if rec.Type == history.ClientFailed {
-			res.BrokenClients++
-			res.Notes = append(res.Notes, "worker stopped: "+rec.Error)
-		}
+	for _, e := range found.scan.broken {
+		res.BrokenClients++
+		res.Notes = append(res.Notes, "worker stopped: "+e)
 	}
 	if res.BrokenClients > 0 && res.Verdict == checker.Valid {
 		// The checks passed on what the clients did before they broke;
@@ -856,15 +809,13 @@ func analyze(dir string, cfg Resolved, write bool, writing func()) (reports.Resu
 		res.Verdict = checker.Unknown
 		res.Notes = append(res.Notes, fmt.Sprintf("verdict unknown, not valid: %d lock client(s) broke and stopped", res.BrokenClients))
 	}
-	if res.Verdict == checker.Valid && !anyClientOpCompleted(recs) {
+	if res.Verdict == checker.Valid && !found.scan.answered {
 		// Nothing was tested: a run interrupted during start-up, or a
 		// client that never got an answer, is no evidence of safety.
 		res.Verdict = checker.Unknown
 		res.Notes = append(res.Notes, "verdict unknown, not valid: no client operation completed, so nothing was tested")
 	}
-	// The names the run asked for, not the looked-up faults: a stored run
-	// is analyzed without resolving them against a design (LoadRun).
-	res.Health = reports.MeasureHealth(recs, faults.MemberNames(cfg.Config.Faults), cfg.Workload.NeedsResource)
+	res.Health = found.health
 	var notes []string
 	res.Verdict, notes = res.Health.Judge(res.Verdict)
 	res.Notes = append(res.Notes, notes...)
@@ -881,7 +832,7 @@ func analyze(dir string, cfg Resolved, write bool, writing func()) (reports.Resu
 	if writing != nil {
 		writing()
 	}
-	if err := reports.Write(res, recs); err != nil {
+	if err := reports.Write(res, found.recs); err != nil {
 		if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
 			return res, unwritable(dir, err)
 		}

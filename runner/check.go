@@ -1,0 +1,163 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/locktest/locktest/checker"
+	"github.com/locktest/locktest/faults"
+	"github.com/locktest/locktest/history"
+	"github.com/locktest/locktest/reports"
+)
+
+// checkedHistory is what analyze's checks found in a history.
+type checkedHistory struct {
+	// recs is the history, when it was read whole (for the report).
+	recs      []history.Record
+	truncated bool
+	checks    checker.Report
+	metrics   checker.Metrics
+	health    *reports.Health
+	scan      historyScan
+}
+
+// checkHistory checks the history in dir. whole reads it whole and keeps
+// it, as the report's plots and pages need it; otherwise it is streamed
+// (checkStream), in memory that does not grow with its length, unless its
+// records are too far out of time order for that. A history missing or
+// damaged is a BadConfigError that says so.
+func checkHistory(dir string, cfg Resolved, whole bool) (checkedHistory, error) {
+	path := filepath.Join(dir, reports.HistoryFile)
+	opt := checker.Options{Timeout: time.Duration(cfg.CheckTimeout), TTL: time.Duration(cfg.TTL)}
+	var f checkedHistory
+	var err error
+	if !whole {
+		f, err = checkStream(path, cfg, opt)
+		if errors.Is(err, checker.ErrOutOfOrder) {
+			// Its memory then grows with the history's length.
+			slog.Warn("the history's records are too far out of time order to check as they are read: checking it whole", "history", path, "err", err)
+			whole = true
+		}
+	}
+	if whole {
+		f, err = checkWhole(path, cfg, opt)
+	}
+	switch {
+	case errors.Is(err, history.ErrTruncated):
+		f.truncated = true
+	case errors.Is(err, fs.ErrNotExist):
+		return f, bad("%s has no %s: not a run directory, or its run never started (give store/latest or store/<scenario>/<run>)", dir, reports.HistoryFile)
+	case err != nil:
+		// Not the cut-off end of a killed run: someone edited or damaged it.
+		return f, bad("%s: %v; the history is damaged and cannot be checked", path, err)
+	}
+	return f, nil
+}
+
+// healthOf names the faults the run asked for, not the looked-up faults:
+// a stored run is analyzed without resolving them against a design
+// (LoadRun).
+func healthOf(m *reports.HealthMeter, cfg Resolved) *reports.Health {
+	return m.Health(faults.MemberNames(cfg.Config.Faults), cfg.Workload.NeedsResource)
+}
+
+// checkWhole reads the history at path whole and checks it.
+func checkWhole(path string, cfg Resolved, opt checker.Options) (checkedHistory, error) {
+	f := checkedHistory{scan: historyScan{cfg: cfg.Config}}
+	recs, err := history.ReadFile(path)
+	if err != nil && !errors.Is(err, history.ErrTruncated) {
+		return f, err
+	}
+	var health reports.HealthMeter
+	for i := range recs {
+		if err := f.scan.Add(&recs[i]); err != nil {
+			return f, err
+		}
+		health.Add(&recs[i])
+	}
+	if err := f.scan.Err(); err != nil {
+		return f, err
+	}
+	f.recs, f.health = recs, healthOf(&health, cfg)
+	f.checks, f.metrics = checker.Check(recs, opt), checker.Measure(recs)
+	return f, err
+}
+
+// checkStream checks the history at path as it reads it, record by
+// record (checker.Checker), and, when the check has something to explain
+// (faults, a verdict not valid), reads again the stretches of it the
+// explanations need (checker.Explainer), beginning each at a place the
+// first reading remembered (history.Places): the memory it takes is what
+// is in flight and what is around the faults and the failures, not the
+// history, and the second reading is as long as those stretches. Its results are
+// checkWhole's. A record too far out of time order is
+// checker.ErrOutOfOrder, which checkWhole can still check.
+func checkStream(path string, cfg Resolved, opt checker.Options) (checkedHistory, error) {
+	f := checkedHistory{scan: historyScan{cfg: cfg.Config}}
+	c := checker.NewChecker(opt)
+	var health reports.HealthMeter
+	var places history.Places
+	err := each(path, 0, func(r *history.Record, offset int64) error {
+		if err := f.scan.Add(r); err != nil {
+			return err
+		}
+		health.Add(r)
+		places.Add(r, offset)
+		return c.Add(r)
+	})
+	// Report ends the check's workers, after an error too.
+	rep := c.Report()
+	if err == nil || errors.Is(err, history.ErrTruncated) {
+		if serr := f.scan.Err(); serr != nil {
+			err = serr
+		}
+	}
+	if err != nil && !errors.Is(err, history.ErrTruncated) {
+		return f, err
+	}
+	x := c.Explainer(rep)
+	// The stretches the explanations need, each from the place before
+	// it, up to the cut-off line if there is one.
+	var next int64
+	for _, s := range x.Stretches() {
+		from := max(next, places.From(s[0]))
+		rerr := each(path, from, func(r *history.Record, offset int64) error {
+			if next = from + offset; history.Past(r.Time, s[1]) {
+				return errStretchRead
+			}
+			x.Add(r)
+			return nil
+		})
+		if rerr == nil || errors.Is(rerr, history.ErrTruncated) {
+			break // read to the end
+		}
+		if rerr != errStretchRead {
+			return f, fmt.Errorf("read again to explain: %w", rerr)
+		}
+	}
+	f.checks, f.metrics, f.health = x.Report(), c.Metrics(), healthOf(&health, cfg)
+	return f, err
+}
+
+// errStretchRead ends the reading of a stretch of the history.
+var errStretchRead = errors.New("stretch read")
+
+// each calls fn with each record of the history at path from offset on,
+// and where its line begins (history.Each).
+func each(path string, offset int64, fn func(*history.Record, int64) error) error {
+	file, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("read history: %w", err)
+	}
+	defer file.Close()
+	if _, err := file.Seek(offset, io.SeekStart); err != nil {
+		return fmt.Errorf("read history: %w", err)
+	}
+	return history.Each(file, fn)
+}
