@@ -195,7 +195,7 @@ func (plainTicks) Ticks(lo, hi float64) []plot.Tick {
 // the first sample, before the run's start, to the last, after its end.
 func samplePlot(title, ylabel string, samples []Sample, faults []history.Fault, start, end int64, value func(ProcSample) float64, skip ...string) *figure {
 	f := newFigure(title, ylabel, 1100, 300, start)
-	f.p.X.Min = min(0, f.secs(samples[0].Time))
+	f.p.X.Min = min(0, math.Floor(f.secs(samples[0].Time))) // whole seconds: no "-0" tick
 	f.p.X.Max = max(f.secs(end), f.secs(samples[len(samples)-1].Time))
 	f.p.Y.Min = 0
 	f.p.Y.Tick.Marker = plainTicks{}

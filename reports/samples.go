@@ -84,11 +84,11 @@ func ReadSamples(dir string) ([]Sample, error) {
 // Resources sums up the samples of a run: per process, its memory and
 // connections from start to end.
 type Resources struct {
-	// Samples counts the samples; Every is the time between the last
-	// ones, in seconds (the sampler widens it to keep a long run's file
-	// bounded).
+	// Samples counts the samples; MaxGap is the longest time between two,
+	// in seconds: the interval the sampler widened to (it does so to keep
+	// a long run's file bounded), or longer if the coordinator stalled.
 	Samples int             `json:"samples"`
-	Every   float64         `json:"every_s"`
+	MaxGap  float64         `json:"max_gap_s"`
 	Procs   []ProcResources `json:"procs"`
 	// Unsampled says which processes could not be read at all, and why.
 	Unsampled []string `json:"unsampled,omitempty"`
@@ -136,8 +136,8 @@ func Summarize(samples []Sample) *Resources {
 		return nil
 	}
 	r := &Resources{Samples: len(samples)}
-	if n := len(samples); n > 1 {
-		r.Every = float64(samples[n-1].Time-samples[n-2].Time) / 1e9
+	for i := 1; i < len(samples); i++ {
+		r.MaxGap = max(r.MaxGap, float64(samples[i].Time-samples[i-1].Time)/1e9)
 	}
 	settleAt := samples[0].Time + (samples[len(samples)-1].Time-samples[0].Time)/12
 	type seen struct {

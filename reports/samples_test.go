@@ -48,18 +48,18 @@ func TestSummarize(t *testing.T) {
 		want    *Resources
 	}{
 		{"none", nil, nil},
-		{"the coordinator grows, the server lets its clients go", growingSamples(0, 13), &Resources{Samples: 13, Every: 1,
+		{"the coordinator grows, the server lets its clients go", growingSamples(0, 13), &Resources{Samples: 13, MaxGap: 1,
 			Procs: []ProcResources{
 				{Name: CoordinatorName, Samples: 13, FirstRSS: 10 * mb, SettledRSS: 11 * mb, LastRSS: 22 * mb, PeakRSS: 22 * mb, Growth: 1, TCPStart: 2, TCPEnd: 2, TCPPeak: 2},
 				{Name: "redis-0", Kind: "redis", Samples: 13, FirstRSS: 3 * mb, SettledRSS: 3 * mb, LastRSS: 3 * mb, PeakRSS: 3 * mb, TCPPeak: 5},
 			}}},
-		{"a server that keeps two connections", []Sample{at(0, redis(7, 1, 4*mb)), at(60, redis(7, 9, 8*mb)), at(120, redis(7, 3, 5*mb))}, &Resources{Samples: 3, Every: 60,
+		{"a server that keeps two connections", []Sample{at(0, redis(7, 1, 4*mb)), at(60, redis(7, 9, 8*mb)), at(120, redis(7, 3, 5*mb))}, &Resources{Samples: 3, MaxGap: 60,
 			Procs: []ProcResources{{Name: "redis-0", Kind: "redis", Samples: 3, FirstRSS: 4 * mb, SettledRSS: 8 * mb, LastRSS: 5 * mb, PeakRSS: 8 * mb, Growth: -0.375,
 				TCPStart: 1, TCPEnd: 3, TCPPeak: 9, LeakedTCP: 2}},
 			Leaks: []string{"redis-0 held 2 more TCP connection(s) at the end, after the clients closed, than at the start (1 → 3)"}}},
-		{"a restarted server leaks nothing", []Sample{at(0, redis(7, 1, 4*mb)), at(1, ProcSample{Name: "redis-0", Kind: "redis", Error: "not running"}), at(2, redis(8, 3, 4*mb))}, &Resources{Samples: 3, Every: 1,
+		{"a restarted server leaks nothing", []Sample{at(0, redis(7, 1, 4*mb)), at(1, ProcSample{Name: "redis-0", Kind: "redis", Error: "not running"}), at(2, redis(8, 3, 4*mb))}, &Resources{Samples: 3, MaxGap: 1,
 			Procs: []ProcResources{{Name: "redis-0", Kind: "redis", Samples: 2, FirstRSS: 4 * mb, SettledRSS: 4 * mb, LastRSS: 4 * mb, PeakRSS: 4 * mb, TCPStart: 1, TCPEnd: 3, TCPPeak: 3}}}},
-		{"the user's server without a pid", []Sample{at(0, ProcSample{Name: "user-0", Error: "no pid"}), at(1, ProcSample{Name: "user-0", Error: "no pid"})}, &Resources{Samples: 2, Every: 1,
+		{"the user's server without a pid", []Sample{at(0, ProcSample{Name: "user-0", Error: "no pid"}), at(1, ProcSample{Name: "user-0", Error: "no pid"})}, &Resources{Samples: 2, MaxGap: 1,
 			Unsampled: []string{"user-0: no pid"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
