@@ -201,8 +201,11 @@ func RunObserved(ctx context.Context, cfg Resolved, obs Observer) (reports.Resul
 	}
 	obs.phase(live.Checking, dir)
 	res, err := analyzeContext(ctx, dir, cfg, true, func() { obs.phase(live.Reporting, dir) })
-	if res.Resources == nil {
-		res.Resources = r.samples.summary() // as reports.Write put them in results.json
+	if err == nil {
+		var rerr error
+		if res, rerr = reports.WithResources(res); rerr != nil {
+			r.log.Warn("reading the resources sampled", "err", rerr)
+		}
 	}
 	if err == nil && res.Verdict == checker.Valid && !cfg.KeepData {
 		if err := r.cluster.RemoveData(); err != nil {

@@ -47,7 +47,7 @@ type sampler struct {
 	cancel  context.CancelFunc
 	done    chan struct{}
 
-	mu      sync.Mutex // guards what follows, for stop and summary
+	mu      sync.Mutex // guards what follows, for stop
 	every   time.Duration
 	samples []reports.Sample
 	f       *os.File
@@ -141,16 +141,6 @@ func (s *sampler) unsettled(last reports.Sample) bool {
 		}
 	}
 	return false
-}
-
-// summary sums up the samples taken.
-func (s *sampler) summary() *reports.Resources {
-	if s == nil {
-		return nil
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return reports.Summarize(s.samples)
 }
 
 // take reads the coordinator and every server of the cluster now. A
