@@ -192,7 +192,11 @@ func Summarize(samples []Sample) *Resources {
 	for _, name := range order {
 		x := byName[name]
 		if x.p.Samples == 0 {
-			r.Unsampled = append(r.Unsampled, fmt.Sprintf("%s: %s", name, strings.Join(x.errs, "; ")))
+			why := strings.Join(x.errs, "; ")
+			if !strings.HasPrefix(why, name) { // cluster's errors name the node
+				why = name + ": " + why
+			}
+			r.Unsampled = append(r.Unsampled, why)
 			continue
 		}
 		p := x.p

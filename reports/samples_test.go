@@ -61,6 +61,8 @@ func TestSummarize(t *testing.T) {
 			Procs: []ProcResources{{Name: "redis-0", Kind: "redis", Samples: 2, FirstRSS: 4 * mb, SettledRSS: 4 * mb, LastRSS: 4 * mb, PeakRSS: 4 * mb, TCPStart: 1, TCPEnd: 3, TCPPeak: 3}}}},
 		{"the user's server without a pid", []Sample{at(0, ProcSample{Name: "user-0", Error: "no pid"}), at(1, ProcSample{Name: "user-0", Error: "no pid"})}, &Resources{Samples: 2, MaxGap: 1,
 			Unsampled: []string{"user-0: no pid"}}},
+		{"an error that names the server", []Sample{at(0, ProcSample{Name: "server-0", Error: "server-0 (127.0.0.1:6379): no pid given (--server-pids)"})}, &Resources{Samples: 1,
+			Unsampled: []string{"server-0 (127.0.0.1:6379): no pid given (--server-pids)"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := Summarize(tc.samples); !reflect.DeepEqual(got, tc.want) {
