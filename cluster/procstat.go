@@ -19,16 +19,22 @@ type ProcStat struct {
 	// TCP counts established TCP connections the process holds, both the
 	// ones it accepted and the ones it dialed; listeners are not counted.
 	TCP int
+	// Clients counts those of TCP on the port ReadProcStat was given, the
+	// server's own: the ones its clients (and replicas, sentinels) dialed,
+	// not a consensus member's connections to its peers, which it opens
+	// as the load asks and keeps.
+	Clients int
 }
 
 // ReadProcStat reads process pid's resident memory, open files and
-// established TCP connections from /proc. The connections are the
+// established TCP connections from /proc, telling apart those to port
+// (none when port is 0). The connections are the
 // process's socket descriptors that its network namespace's TCP tables
 // (/proc/PID/net/tcp, tcp6) list as established: what the kernel holds
 // for it, whether or not the server still counts the client. Reading
 // another user's process's descriptors needs the rights to signal it; a
 // process of the run's own is always readable.
-func ReadProcStat(pid int) (ProcStat, error) {
+func ReadProcStat(pid, port int) (ProcStat, error) {
 	var st ProcStat
 	rss, err := vmRSS(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
@@ -41,11 +47,12 @@ func ReadProcStat(pid int) (ProcStat, error) {
 		return st, fmt.Errorf("open files of process %d: %w", pid, err)
 	}
 	st.FDs = len(fds)
-	established := map[string]bool{} // socket inodes
+	established := map[string]bool{} // socket inode: on port
 	for _, file := range []string{"tcp", "tcp6"} {
 		err := scanTCPTable(fmt.Sprintf("/proc/%d/net/%s", pid, file), func(fields []string) {
 			if fields[3] == tcpEstablished {
-				established[fields[9]] = true
+				_, local, _ := parseProcAddr(fields[1])
+				established[fields[9]] = port != 0 && local == port
 			}
 		})
 		if err != nil {
@@ -57,8 +64,15 @@ func ReadProcStat(pid int) (ProcStat, error) {
 		if err != nil {
 			continue // closed meanwhile
 		}
-		if inode, ok := strings.CutPrefix(target, "socket:["); ok && established[strings.TrimSuffix(inode, "]")] {
+		inode, ok := strings.CutPrefix(target, "socket:[")
+		if !ok {
+			continue
+		}
+		if onPort, ok := established[strings.TrimSuffix(inode, "]")]; ok {
 			st.TCP++
+			if onPort {
+				st.Clients++
+			}
 		}
 	}
 	return st, nil

@@ -10,9 +10,10 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// TestReadProcStat: a real redis-server's established connections rise by
-// the clients that connect and fall back once they close, and its memory
-// is there. About 0.2 s.
+// TestReadProcStat: a real redis-server's established connections, all of
+// them and those on its port, rise by the clients that connect and fall
+// back once they close, and its memory is there; none is on a port it
+// does not listen on. About 0.2 s.
 func TestReadProcStat(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real redis-server; run without -short")
@@ -29,7 +30,7 @@ func TestReadProcStat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before, err := ReadProcStat(pid)
+	before, err := ReadProcStat(pid, n.Port)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,13 +46,16 @@ func TestReadProcStat(t *testing.T) {
 		}
 		rdbs = append(rdbs, rdb)
 	}
-	during, err := ReadProcStat(pid)
+	during, err := ReadProcStat(pid, n.Port)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if other, err := ReadProcStat(pid, n.Port+1); err != nil || other.TCP != during.TCP || other.Clients != 0 {
+		t.Fatalf("with %d clients connected, on a port redis-server does not listen on: %+v, %v", clients, other, err)
+	}
 	// Open files are not compared: the readiness probe's socket may still
 	// be open, half-closed, at rest.
-	if during.TCP != before.TCP+clients {
+	if during.TCP != before.TCP+clients || during.Clients != before.Clients+clients {
 		t.Fatalf("with %d clients connected: %+v; at rest %+v", clients, during, before)
 	}
 	for _, rdb := range rdbs {
@@ -60,11 +64,11 @@ func TestReadProcStat(t *testing.T) {
 	// The server closes its side once it reads the clients' FIN.
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		after, err := ReadProcStat(pid)
+		after, err := ReadProcStat(pid, n.Port)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if after.TCP == before.TCP {
+		if after.TCP == before.TCP && after.Clients == before.Clients {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -115,7 +115,7 @@ const (
 	LatencyPNG   = "latency.png"
 	RatePNG      = "rate.png"
 	MemoryPNG    = "memory.png"
-	TCPPNG       = "connections.png"
+	ClientsPNG   = "connections.png"
 	NodeLogsDir  = "nodes"
 	WorkerLogDir = "workers"
 )
@@ -202,9 +202,9 @@ func plots(r Results, recs []history.Record, samples []Sample) []reportPlot {
 		reportPlot{plotFile{ID: "memory", Title: "Memory", PNG: MemoryPNG,
 			Caption: "Resident memory of the coordinator and of each server the run started, sampled from /proc over the whole run (before the first client and after the last one); memory that keeps growing through a long run is a leak."},
 			samplePlot("Resident memory (RSS)", "MB", samples, tl.Faults, tl.Start, tl.End, func(p ProcSample) float64 { return float64(p.RSS) / (1 << 20) })},
-		reportPlot{plotFile{ID: "connections", Title: "Connections", PNG: TCPPNG,
-			Caption: "Established TCP connections each server held: the clients' and its peers'. More at the end, after the clients closed, than at the start are connections held for clients that are gone."},
-			samplePlot("Established TCP connections", "connections", samples, tl.Faults, tl.Start, tl.End, func(p ProcSample) float64 { return float64(p.TCP) }, CoordinatorName)})
+		reportPlot{plotFile{ID: "connections", Title: "Client connections", PNG: ClientsPNG,
+			Caption: "Established TCP connections on each server's own port: its clients', replicas' and sentinels', not a consensus member's to its peers. More at the end, after the clients closed, than at the start are connections held for clients that are gone."},
+			samplePlot("Client connections", "connections", samples, tl.Faults, tl.Start, tl.End, func(p ProcSample) float64 { return float64(p.Clients) }, CoordinatorName)})
 }
 
 // writePlots renders the plots and writes them beside the report.

@@ -40,9 +40,14 @@ type ProcSample struct {
 	// Heap is the Go heap's live and not yet collected objects, in bytes:
 	// the coordinator's only.
 	Heap int64 `json:"heap,omitempty"`
-	// FDs counts open files; TCP the established TCP connections.
-	FDs int `json:"fds,omitempty"`
-	TCP int `json:"tcp"`
+	// FDs counts open files; TCP the established TCP connections, and
+	// Clients those of them on the server's own port, the ones its
+	// clients dialed (none for the coordinator): a consensus member's
+	// connections to its peers come and go with the load, not with the
+	// clients.
+	FDs     int `json:"fds,omitempty"`
+	TCP     int `json:"tcp"`
+	Clients int `json:"clients"`
 	// Error says why the process could not be read (no pid for a server
 	// the user runs, a node being restarted); the figures are then zero.
 	Error string `json:"error,omitempty"`
@@ -105,9 +110,9 @@ type Resources struct {
 	Procs   []ProcResources `json:"procs"`
 	// Unsampled says which processes could not be read at all, and why.
 	Unsampled []string `json:"unsampled,omitempty"`
-	// Leaks are the connections processes held at the end beyond those
-	// at the start (see ProcResources.LeakedTCP): a finding about the
-	// design, not a violation of its safety.
+	// Leaks are the client connections servers held at the end beyond
+	// those at the start (see ProcResources.LeakedClients): a finding
+	// about the design, not a violation of its safety.
 	Leaks []string `json:"leaks,omitempty"`
 }
 
@@ -129,18 +134,20 @@ type ProcResources struct {
 	// run's length is a leak; a fixed start-up cost is not, hence not
 	// from FirstRSS.
 	Growth float64 `json:"growth"`
-	// TCPStart and TCPEnd are the established connections in the first
-	// and last samples, TCPPeak the most.
-	TCPStart int `json:"tcp_start"`
-	TCPEnd   int `json:"tcp_end"`
-	TCPPeak  int `json:"tcp_peak"`
-	// LeakedTCP is a server's TCPEnd less TCPStart when positive and the
-	// process is the one that started (a restarted server's counts are
-	// another process's); never the coordinator's, which are the harness's
-	// links, not the design's. The first sample is taken before any client connects,
-	// the last after every client has closed and the servers had time to
-	// see it, so what is left is held for clients that are gone.
-	LeakedTCP int `json:"leaked_tcp,omitempty"`
+	// ClientsStart and ClientsEnd are the connections on the server's
+	// port (ProcSample.Clients) in the first and last samples,
+	// ClientsPeak the most; TCPPeak is the most of all its connections.
+	ClientsStart int `json:"clients_start"`
+	ClientsEnd   int `json:"clients_end"`
+	ClientsPeak  int `json:"clients_peak"`
+	TCPPeak      int `json:"tcp_peak"`
+	// LeakedClients is a server's ClientsEnd less ClientsStart when
+	// positive and the process is the one that started (a restarted
+	// server's counts are another process's). The first sample is taken
+	// before any client connects, the last after every client has closed
+	// and the servers had time to see it, so what is left is held for
+	// clients that are gone. The coordinator has no port of its own.
+	LeakedClients int `json:"leaked_clients,omitempty"`
 }
 
 // Summarize sums samples up; nil without samples.
@@ -178,15 +185,15 @@ func Summarize(samples []Sample) *Resources {
 			}
 			p := &x.p
 			if p.Samples == 0 {
-				x.firstPid, p.FirstRSS, p.TCPStart = ps.Pid, ps.RSS, ps.TCP
+				x.firstPid, p.FirstRSS, p.ClientsStart = ps.Pid, ps.RSS, ps.Clients
 			}
 			if !x.settled {
 				p.SettledRSS = ps.RSS
 				x.settled = s.Time >= settleAt
 			}
 			p.Samples++
-			x.lastPid, p.LastRSS, p.TCPEnd = ps.Pid, ps.RSS, ps.TCP
-			p.PeakRSS, p.TCPPeak = max(p.PeakRSS, ps.RSS), max(p.TCPPeak, ps.TCP)
+			x.lastPid, p.LastRSS, p.ClientsEnd = ps.Pid, ps.RSS, ps.Clients
+			p.PeakRSS, p.ClientsPeak, p.TCPPeak = max(p.PeakRSS, ps.RSS), max(p.ClientsPeak, ps.Clients), max(p.TCPPeak, ps.TCP)
 		}
 	}
 	for _, name := range order {
@@ -203,26 +210,25 @@ func Summarize(samples []Sample) *Resources {
 		if p.SettledRSS > 0 {
 			p.Growth = math.Round((float64(p.LastRSS)/float64(p.SettledRSS)-1)*1000) / 1000
 		}
-		if name != CoordinatorName && x.firstPid == x.lastPid && p.TCPEnd > p.TCPStart {
-			p.LeakedTCP = p.TCPEnd - p.TCPStart
-			r.Leaks = append(r.Leaks, fmt.Sprintf("%s held %d more TCP connection(s) at the end, after the clients closed, than at the start (%d → %d)",
-				name, p.LeakedTCP, p.TCPStart, p.TCPEnd))
+		if x.firstPid == x.lastPid && p.ClientsEnd > p.ClientsStart {
+			p.LeakedClients = p.ClientsEnd - p.ClientsStart
+			r.Leaks = append(r.Leaks, fmt.Sprintf("%s held %d more client connection(s) at the end, after the clients closed, than at the start (%d → %d)",
+				name, p.LeakedClients, p.ClientsStart, p.ClientsEnd))
 		}
 		r.Procs = append(r.Procs, p)
 	}
 	return r
 }
 
-// Line says each process's memory and connections from start to end on
-// one line, for the summary: "coordinator 38→41 MB; redis-0 3.1→3.4 MB,
-// tcp 0→0 (peak 6)". The coordinator's connections are its links', the
-// harness's and not the design's: only the servers' are told.
+// Line says each process's memory, and each server's client connections,
+// from start to end on one line, for the summary: "coordinator 38→41 MB;
+// redis-0 3.1→3.4 MB, clients 0→0 (peak 6)".
 func (r *Resources) Line() string {
 	var parts []string
 	for _, p := range r.Procs {
 		s := fmt.Sprintf("%s %s→%s MB", p.Name, megabytes(p.FirstRSS), megabytes(p.LastRSS))
 		if p.Name != CoordinatorName {
-			s += fmt.Sprintf(", tcp %d→%d (peak %d)", p.TCPStart, p.TCPEnd, p.TCPPeak)
+			s += fmt.Sprintf(", clients %d→%d (peak %d)", p.ClientsStart, p.ClientsEnd, p.ClientsPeak)
 		}
 		parts = append(parts, s)
 	}

@@ -15,7 +15,7 @@ import (
 
 // growingSamples are n samples a second apart from start: a coordinator
 // whose memory grows by 1 MB a second, and a server, redis-0, with no
-// connection at first and 5 in the middle.
+// client at first and 5 in the middle, and one connection of its own.
 func growingSamples(start int64, n int) []Sample {
 	var out []Sample
 	for i := range n {
@@ -25,7 +25,7 @@ func growingSamples(start int64, n int) []Sample {
 		}
 		out = append(out, Sample{Time: start + int64(i)*int64(time.Second), Procs: []ProcSample{
 			{Name: CoordinatorName, Pid: 1, RSS: int64(10+i) << 20, Heap: 4 << 20, FDs: 20, TCP: 2},
-			{Name: "redis-0", Kind: "redis", Pid: 2, RSS: 3 << 20, FDs: 10, TCP: tcp},
+			{Name: "redis-0", Kind: "redis", Pid: 2, RSS: 3 << 20, FDs: 10, TCP: tcp + 1, Clients: tcp},
 		}})
 	}
 	return out
@@ -36,8 +36,8 @@ func growingSamples(start int64, n int) []Sample {
 // the end than at the start as the same process; the ones never read.
 func TestSummarize(t *testing.T) {
 	const mb = 1 << 20
-	redis := func(pid, tcp int, rss int64) ProcSample {
-		return ProcSample{Name: "redis-0", Kind: "redis", Pid: pid, RSS: rss, TCP: tcp}
+	redis := func(pid, clients int, rss int64) ProcSample {
+		return ProcSample{Name: "redis-0", Kind: "redis", Pid: pid, RSS: rss, TCP: clients + 2, Clients: clients}
 	}
 	at := func(sec int, ps ...ProcSample) Sample {
 		return Sample{Time: int64(sec) * int64(time.Second), Procs: ps}
@@ -50,15 +50,15 @@ func TestSummarize(t *testing.T) {
 		{"none", nil, nil},
 		{"the coordinator grows, the server lets its clients go", growingSamples(0, 13), &Resources{Samples: 13, MaxGap: 1,
 			Procs: []ProcResources{
-				{Name: CoordinatorName, Samples: 13, FirstRSS: 10 * mb, SettledRSS: 11 * mb, LastRSS: 22 * mb, PeakRSS: 22 * mb, Growth: 1, TCPStart: 2, TCPEnd: 2, TCPPeak: 2},
-				{Name: "redis-0", Kind: "redis", Samples: 13, FirstRSS: 3 * mb, SettledRSS: 3 * mb, LastRSS: 3 * mb, PeakRSS: 3 * mb, TCPPeak: 5},
+				{Name: CoordinatorName, Samples: 13, FirstRSS: 10 * mb, SettledRSS: 11 * mb, LastRSS: 22 * mb, PeakRSS: 22 * mb, Growth: 1, TCPPeak: 2},
+				{Name: "redis-0", Kind: "redis", Samples: 13, FirstRSS: 3 * mb, SettledRSS: 3 * mb, LastRSS: 3 * mb, PeakRSS: 3 * mb, ClientsPeak: 5, TCPPeak: 6},
 			}}},
 		{"a server that keeps two connections", []Sample{at(0, redis(7, 1, 4*mb)), at(60, redis(7, 9, 8*mb)), at(120, redis(7, 3, 5*mb))}, &Resources{Samples: 3, MaxGap: 60,
 			Procs: []ProcResources{{Name: "redis-0", Kind: "redis", Samples: 3, FirstRSS: 4 * mb, SettledRSS: 8 * mb, LastRSS: 5 * mb, PeakRSS: 8 * mb, Growth: -0.375,
-				TCPStart: 1, TCPEnd: 3, TCPPeak: 9, LeakedTCP: 2}},
-			Leaks: []string{"redis-0 held 2 more TCP connection(s) at the end, after the clients closed, than at the start (1 → 3)"}}},
+				ClientsStart: 1, ClientsEnd: 3, ClientsPeak: 9, TCPPeak: 11, LeakedClients: 2}},
+			Leaks: []string{"redis-0 held 2 more client connection(s) at the end, after the clients closed, than at the start (1 → 3)"}}},
 		{"a restarted server leaks nothing", []Sample{at(0, redis(7, 1, 4*mb)), at(1, ProcSample{Name: "redis-0", Kind: "redis", Error: "not running"}), at(2, redis(8, 3, 4*mb))}, &Resources{Samples: 3, MaxGap: 1,
-			Procs: []ProcResources{{Name: "redis-0", Kind: "redis", Samples: 2, FirstRSS: 4 * mb, SettledRSS: 4 * mb, LastRSS: 4 * mb, PeakRSS: 4 * mb, TCPStart: 1, TCPEnd: 3, TCPPeak: 3}}}},
+			Procs: []ProcResources{{Name: "redis-0", Kind: "redis", Samples: 2, FirstRSS: 4 * mb, SettledRSS: 4 * mb, LastRSS: 4 * mb, PeakRSS: 4 * mb, ClientsStart: 1, ClientsEnd: 3, ClientsPeak: 3, TCPPeak: 5}}}},
 		{"the user's server without a pid", []Sample{at(0, ProcSample{Name: "user-0", Error: "no pid"}), at(1, ProcSample{Name: "user-0", Error: "no pid"})}, &Resources{Samples: 2, MaxGap: 1,
 			Unsampled: []string{"user-0: no pid"}}},
 		{"an error that names the server", []Sample{at(0, ProcSample{Name: "server-0", Error: "server-0 (127.0.0.1:6379): no pid given (--server-pids)"})}, &Resources{Samples: 1,
@@ -76,7 +76,7 @@ func TestSummarize(t *testing.T) {
 // each server's memory and connections.
 func TestResourcesLine(t *testing.T) {
 	got := Summarize(growingSamples(0, 13)).Line()
-	want := "coordinator 10→22 MB; redis-0 3.0→3.0 MB, tcp 0→0 (peak 5)"
+	want := "coordinator 10→22 MB; redis-0 3.0→3.0 MB, clients 0→0 (peak 5)"
 	if got != want {
 		t.Errorf("Line() = %q, want %q", got, want)
 	}
@@ -111,14 +111,14 @@ func TestReadSamples(t *testing.T) {
 // samples.
 func TestSummaryResources(t *testing.T) {
 	samples := append(growingSamples(0, 13), Sample{Time: 13 * int64(time.Second), Procs: []ProcSample{
-		{Name: "redis-0", Kind: "redis", Pid: 2, RSS: 3 << 20, TCP: 4}, {Name: "user-0", Error: "no pid (--server-pids)"}}})
+		{Name: "redis-0", Kind: "redis", Pid: 2, RSS: 3 << 20, TCP: 5, Clients: 4}, {Name: "user-0", Error: "no pid (--server-pids)"}}})
 	r := Results{Dir: t.TempDir(), Resources: Summarize(samples)}
 	var sum bytes.Buffer
 	Summary(&sum, r)
 	for _, want := range []string{
-		"memory    coordinator 10→22 MB; redis-0 3.0→3.0 MB, tcp 0→4 (peak 5)\n",
+		"memory    coordinator 10→22 MB; redis-0 3.0→3.0 MB, clients 0→4 (peak 5)\n",
 		"          not sampled: user-0: no pid (--server-pids)\n",
-		"leak      redis-0 held 4 more TCP connection(s) at the end, after the clients closed, than at the start (0 → 4)\n",
+		"leak      redis-0 held 4 more client connection(s) at the end, after the clients closed, than at the start (0 → 4)\n",
 	} {
 		if !strings.Contains(sum.String(), want) {
 			t.Errorf("summary:\n%s\nwant the line %q", sum.String(), want)
@@ -163,7 +163,7 @@ func TestWriteResources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{MemoryPNG, TCPPNG} {
+	for _, f := range []string{MemoryPNG, ClientsPNG} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Error(err)
 		}

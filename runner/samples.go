@@ -103,9 +103,9 @@ func (s *sampler) interval() time.Duration {
 
 // stop takes the last sample and closes the file. Unless now (an
 // interrupted run, which must end at once), the last sample waits up to
-// settleWait for each server to hold no more connections than at the
-// start: the clients have closed theirs, and a server that still holds
-// them then keeps them (reports.ProcResources.LeakedTCP). A nil sampler
+// settleWait for each server to hold no more of its clients' connections
+// than at the start: the clients have closed theirs, and a server that
+// still holds them then keeps them (reports.ProcResources.LeakedClients). A nil sampler
 // (a run that never started its servers) has nothing to stop.
 func (s *sampler) stop(now bool) error {
 	if s == nil {
@@ -127,15 +127,16 @@ func (s *sampler) stop(now bool) error {
 	return s.err
 }
 
-// unsettled reports whether some server holds more connections in last
-// than it did, as the same process, in the first sample.
+// unsettled reports whether some server holds more of its clients'
+// connections in last than it did, as the same process, in the first
+// sample.
 func (s *sampler) unsettled(last reports.Sample) bool {
 	s.mu.Lock()
 	first := s.samples[0]
 	s.mu.Unlock()
 	for _, p := range last.Procs {
 		for _, q := range first.Procs {
-			if p.Name == q.Name && p.Name != reports.CoordinatorName && p.Pid == q.Pid && p.Error == "" && q.Error == "" && p.TCP > q.TCP {
+			if p.Name == q.Name && p.Name != reports.CoordinatorName && p.Pid == q.Pid && p.Error == "" && q.Error == "" && p.Clients > q.Clients {
 				return true
 			}
 		}
@@ -149,7 +150,7 @@ func (s *sampler) unsettled(last reports.Sample) bool {
 func (s *sampler) take() reports.Sample {
 	smp := reports.Sample{Time: clock.Mono()}
 	me := reports.ProcSample{Name: reports.CoordinatorName, Pid: os.Getpid(), Heap: goHeap()}
-	st, err := cluster.ReadProcStat(me.Pid)
+	st, err := cluster.ReadProcStat(me.Pid, 0)
 	fill(&me, st, err)
 	smp.Procs = append(smp.Procs, me)
 	for _, n := range s.cluster.Nodes() {
@@ -175,7 +176,7 @@ func (s *sampler) take() reports.Sample {
 			s.mu.Unlock()
 		}
 		p.Pid = pid
-		st, err := cluster.ReadProcStat(pid)
+		st, err := cluster.ReadProcStat(pid, n.Port)
 		fill(&p, st, err)
 		smp.Procs = append(smp.Procs, p)
 	}
@@ -188,7 +189,7 @@ func fill(p *reports.ProcSample, st cluster.ProcStat, err error) {
 		p.Error = err.Error()
 		return
 	}
-	p.RSS, p.FDs, p.TCP = st.RSS, st.FDs, st.TCP
+	p.RSS, p.FDs, p.TCP, p.Clients = st.RSS, st.FDs, st.TCP, st.Clients
 }
 
 // goHeap is the coordinator's Go heap in bytes: objects live or not yet

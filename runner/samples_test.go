@@ -135,7 +135,7 @@ func TestSamplerSeesClients(t *testing.T) {
 		if closeFirst {
 			leaked = 0
 		}
-		if p := sum.Procs[1]; p.Name != "redis-0" || p.TCPStart != 0 || p.TCPPeak != clients || p.TCPEnd != leaked || p.LeakedTCP != leaked ||
+		if p := sum.Procs[1]; p.Name != "redis-0" || p.ClientsStart != 0 || p.ClientsPeak != clients || p.ClientsEnd != leaked || p.LeakedClients != leaked ||
 			len(sum.Leaks) != min(leaked, 1) || p.PeakRSS < 1<<20 {
 			t.Errorf("%d clients connected, closed before the end %v: %+v", clients, closeFirst, sum)
 		}
@@ -145,7 +145,7 @@ func TestSamplerSeesClients(t *testing.T) {
 		// Until the server let the clients go: the next run starts at 0.
 		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 			pid, _ := n.Process().HostPid()
-			if st, err := cluster.ReadProcStat(pid); err == nil && st.TCP == 0 {
+			if st, err := cluster.ReadProcStat(pid, n.Port); err == nil && st.Clients == 0 {
 				break
 			}
 			if time.Now().After(deadline) {

@@ -53,7 +53,7 @@ func TestReports(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, f := range []string{reports.TimelinePNG, reports.TimelineSVG, reports.LatencyPNG, reports.RatePNG, reports.MemoryPNG, reports.TCPPNG} {
+		for _, f := range []string{reports.TimelinePNG, reports.TimelineSVG, reports.LatencyPNG, reports.RatePNG, reports.MemoryPNG, reports.ClientsPNG} {
 			if info, err := os.Stat(filepath.Join(unsafe.Dir, f)); err != nil || info.Size() == 0 {
 				t.Errorf("plot %s missing or empty: %v", f, err)
 			}
