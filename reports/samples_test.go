@@ -182,3 +182,17 @@ func TestWriteResources(t *testing.T) {
 		t.Errorf("WithResources replaced the results' own resources")
 	}
 }
+
+// TestSecondTicksFromBelowZero: an axis that starts before the run, as the
+// samples' does, labels its zero "0", not "-0".
+func TestSecondTicksFromBelowZero(t *testing.T) {
+	var labels []string
+	for _, tick := range (secondTicks{}).Ticks(-1, 60) {
+		if tick.Label != "" {
+			labels = append(labels, tick.Label)
+		}
+	}
+	if want := []string{"0", "10", "20", "30", "40", "50", "60"}; !reflect.DeepEqual(labels, want) {
+		t.Errorf("labels from -1 to 60: %q, want %q", labels, want)
+	}
+}
