@@ -174,7 +174,7 @@ func (d *Display) show() {
 	// as it grows, not only in the report at the end.
 	if d.dir != "" && (d.phase == Running || d.phase == Healing) {
 		if s, ok := latestSample(filepath.Join(d.dir, reports.SamplesFile)); ok {
-			line += "; " + memoryText(s)
+			line += "; memory " + MemoryText(s)
 		}
 	}
 	if d.term {

@@ -15,16 +15,11 @@ import (
 // reads: several samples of a run with dozens of servers.
 const tailBytes = 64 << 10
 
-// latestSample is the newest whole sample of the file at path (a run's
+// LatestSample is the newest whole sample of f (a run's
 // reports.SamplesFile), read from its end: a long run's file is a
 // megabyte, and a display reads it twice a second. ok is false while the
 // run has none.
-func latestSample(path string) (s reports.Sample, ok bool) {
-	f, err := os.Open(path)
-	if err != nil {
-		return s, false
-	}
-	defer f.Close()
+func LatestSample(f *os.File) (s reports.Sample, ok bool) {
 	info, err := f.Stat()
 	if err != nil {
 		return s, false
@@ -44,10 +39,20 @@ func latestSample(path string) (s reports.Sample, ok bool) {
 	return reports.Sample{}, false
 }
 
-// memoryText says the memory of a sample in a few words for a status
-// line: "memory coordinator 45 MB, 2 servers 24 MB" (the servers' summed;
+// latestSample is LatestSample of the file at path.
+func latestSample(path string) (reports.Sample, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return reports.Sample{}, false
+	}
+	defer f.Close()
+	return LatestSample(f)
+}
+
+// MemoryText says the memory of a sample in a few words for a status
+// line: "coordinator 45 MB, 2 server(s) 24 MB" (the servers' summed;
 // those that could not be read are left out).
-func memoryText(s reports.Sample) string {
+func MemoryText(s reports.Sample) string {
 	var coord, servers int64
 	var n int
 	for _, p := range s.Procs {
@@ -61,7 +66,7 @@ func memoryText(s reports.Sample) string {
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "memory coordinator %d MB", coord>>20)
+	fmt.Fprintf(&b, "coordinator %d MB", coord>>20)
 	if n > 0 {
 		fmt.Fprintf(&b, ", %d server(s) %d MB", n, servers>>20)
 	}

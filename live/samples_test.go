@@ -61,8 +61,8 @@ func TestMemoryText(t *testing.T) {
 	if err := json.Unmarshal([]byte(sampleLine(t, 1, 45)), &s); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := memoryText(s), "memory coordinator 45 MB, 2 server(s) 23 MB"; got != want {
-		t.Errorf("memoryText = %q, want %q", got, want)
+	if got, want := MemoryText(s), "coordinator 45 MB, 2 server(s) 23 MB"; got != want {
+		t.Errorf("MemoryText = %q, want %q", got, want)
 	}
 }
 
