@@ -142,8 +142,9 @@ type ProcResources struct {
 	ClientsPeak  int `json:"clients_peak"`
 	TCPPeak      int `json:"tcp_peak"`
 	// LeakedClients is a server's ClientsEnd less ClientsStart when
-	// positive and the process is the one that started (a restarted
-	// server's counts are another process's). The first sample is taken
+	// positive, the server was read in the run's first and last samples,
+	// and the process is the one that started (a restarted server's counts
+	// are another process's). The first sample is taken
 	// before any client connects, the last after every client has closed
 	// and the servers had time to see it, so what is left is held for
 	// clients that are gone. The coordinator has no port of its own.
@@ -164,8 +165,11 @@ func Summarize(samples []Sample) *Resources {
 		p        ProcResources
 		firstPid int
 		lastPid  int
-		settled  bool
-		errs     []string
+		// fromStart: read in the run's first sample; atEnd: in the
+		// latest one so far.
+		fromStart, atEnd bool
+		settled          bool
+		errs             []string
 	}
 	byName := map[string]*seen{}
 	var order []string
@@ -177,6 +181,7 @@ func Summarize(samples []Sample) *Resources {
 				byName[ps.Name] = x
 				order = append(order, ps.Name)
 			}
+			x.atEnd = ps.Error == ""
 			if ps.Error != "" {
 				if len(x.errs) == 0 || x.errs[len(x.errs)-1] != ps.Error {
 					x.errs = append(x.errs, ps.Error)
@@ -186,6 +191,7 @@ func Summarize(samples []Sample) *Resources {
 			p := &x.p
 			if p.Samples == 0 {
 				x.firstPid, p.FirstRSS, p.ClientsStart = ps.Pid, ps.RSS, ps.Clients
+				x.fromStart = s.Time == samples[0].Time
 			}
 			if !x.settled {
 				p.SettledRSS = ps.RSS
@@ -210,7 +216,7 @@ func Summarize(samples []Sample) *Resources {
 		if p.SettledRSS > 0 {
 			p.Growth = math.Round((float64(p.LastRSS)/float64(p.SettledRSS)-1)*1000) / 1000
 		}
-		if x.firstPid == x.lastPid && p.ClientsEnd > p.ClientsStart {
+		if x.fromStart && x.atEnd && x.firstPid == x.lastPid && p.ClientsEnd > p.ClientsStart {
 			p.LeakedClients = p.ClientsEnd - p.ClientsStart
 			r.Leaks = append(r.Leaks, fmt.Sprintf("%s held %d more client connection(s) at the end, after the clients closed, than at the start (%d → %d)",
 				name, p.LeakedClients, p.ClientsStart, p.ClientsEnd))

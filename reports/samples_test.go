@@ -59,6 +59,8 @@ func TestSummarize(t *testing.T) {
 			Leaks: []string{"redis-0 held 2 more client connection(s) at the end, after the clients closed, than at the start (1 → 3)"}}},
 		{"a restarted server leaks nothing", []Sample{at(0, redis(7, 1, 4*mb)), at(1, ProcSample{Name: "redis-0", Kind: "redis", Error: "not running"}), at(2, redis(8, 3, 4*mb))}, &Resources{Samples: 3, MaxGap: 1,
 			Procs: []ProcResources{{Name: "redis-0", Kind: "redis", Samples: 2, FirstRSS: 4 * mb, SettledRSS: 4 * mb, LastRSS: 4 * mb, PeakRSS: 4 * mb, ClientsStart: 1, ClientsEnd: 3, ClientsPeak: 3, TCPPeak: 5}}}},
+		{"a server down at the end leaks nothing", []Sample{at(0, redis(7, 1, 4*mb)), at(1, redis(7, 5, 4*mb)), at(2, ProcSample{Name: "redis-0", Kind: "redis", Error: "gone"})}, &Resources{Samples: 3, MaxGap: 1,
+			Procs: []ProcResources{{Name: "redis-0", Kind: "redis", Samples: 2, FirstRSS: 4 * mb, SettledRSS: 4 * mb, LastRSS: 4 * mb, PeakRSS: 4 * mb, ClientsStart: 1, ClientsEnd: 5, ClientsPeak: 5, TCPPeak: 7}}}},
 		{"the user's server without a pid", []Sample{at(0, ProcSample{Name: "user-0", Error: "no pid"}), at(1, ProcSample{Name: "user-0", Error: "no pid"})}, &Resources{Samples: 2, MaxGap: 1,
 			Unsampled: []string{"user-0: no pid"}}},
 		{"an error that names the server", []Sample{at(0, ProcSample{Name: "server-0", Error: "server-0 (127.0.0.1:6379): no pid given (--server-pids)"})}, &Resources{Samples: 1,
