@@ -60,28 +60,44 @@ func listensOn(ctx context.Context, pid int, addr string) (bool, error) {
 // path (/proc/PID/net/tcp or tcp6) that listen on port at one of ips or
 // the wildcard. A table that does not exist (no IPv6) adds nothing.
 func listeningInodes(path string, port int, ips []netip.Addr, into map[string]bool) error {
+	return scanTCPTable(path, func(fields []string) {
+		if fields[3] != tcpListen {
+			return
+		}
+		ip, p, ok := parseProcAddr(fields[1])
+		if !ok || p != port {
+			return
+		}
+		if ip.IsUnspecified() || slices.ContainsFunc(ips, func(a netip.Addr) bool { return a.Unmap() == ip.Unmap() }) {
+			into[fields[9]] = true
+		}
+	})
+}
+
+// Socket states of /proc/net/tcp (include/net/tcp_states.h).
+const (
+	tcpEstablished = "01"
+	tcpListen      = "0A"
+)
+
+// scanTCPTable calls each with the fields of every socket of the table at
+// path (/proc/PID/net/tcp or tcp6): sl local_address rem_address st
+// tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode. A table that
+// does not exist (no IPv6) has none.
+func scanTCPTable(path string, each func(fields []string)) error {
 	f, err := os.Open(path)
 	if os.IsNotExist(err) {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("listening sockets: %w", err)
+		return fmt.Errorf("tcp sockets: %w", err)
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Scan() // the header
 	for sc.Scan() {
-		// sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 10 || fields[3] != "0A" { // 0A: TCP_LISTEN
-			continue
-		}
-		ip, p, ok := parseProcAddr(fields[1])
-		if !ok || p != port {
-			continue
-		}
-		if ip.IsUnspecified() || slices.ContainsFunc(ips, func(a netip.Addr) bool { return a.Unmap() == ip.Unmap() }) {
-			into[fields[9]] = true
+		if fields := strings.Fields(sc.Text()); len(fields) >= 10 {
+			each(fields)
 		}
 	}
 	return sc.Err()

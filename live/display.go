@@ -101,6 +101,7 @@ type Display struct {
 
 	mu     sync.Mutex
 	phase  Phase
+	dir    string // the run's, once known
 	follow *history.Follower
 	tally  Tally
 	shown  bool // a status line is on the terminal
@@ -149,6 +150,7 @@ func (d *Display) Phase(p Phase, dir string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.follow == nil && dir != "" {
+		d.dir = dir
 		d.follow = history.Follow(filepath.Join(dir, reports.HistoryFile))
 	}
 	d.phase = p
@@ -168,6 +170,13 @@ func (d *Display) show() {
 		d.tally.Add(recs...)
 	}
 	line := d.tally.Line(d.phase, clock.Mono())
+	// The processes' memory while the clients run: a soak's leak shows
+	// as it grows, not only in the report at the end.
+	if d.dir != "" && (d.phase == Running || d.phase == Healing) {
+		if s, ok := latestSample(filepath.Join(d.dir, reports.SamplesFile)); ok {
+			line += "; memory " + MemoryText(s)
+		}
+	}
 	if d.term {
 		fmt.Fprintf(d.w, "\r\033[K%s", Fit(d.w, line))
 		d.shown = true

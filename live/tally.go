@@ -1,7 +1,7 @@
 // Package live follows a run while it goes: what its history says so far
 // (operations, acquisitions, the faults active now, the lost updates
-// already certain), which phase it is in, and the status display of
-// locktest run. A suite's status line and locktest serve read runs through
+// already certain), which phase it is in, the processes' memory in its
+// newest resource sample, and the status display of locktest run. A suite's status line and locktest serve read runs through
 // it too, so all three say the same thing the same way.
 package live
 

@@ -296,7 +296,11 @@ func (secondTicks) Ticks(lo, hi float64) []plot.Tick {
 	for v := math.Ceil(lo/minor) * minor; v <= hi+minor/1e6; v += minor {
 		t := plot.Tick{Value: v}
 		if r := math.Mod(v, step); r < minor/2 || step-r < minor/2 {
-			t.Label = strconv.FormatFloat(math.Round(v/step)*step, 'f', -1, 64)
+			at := math.Round(v/step) * step
+			if at == 0 {
+				at = 0 // not -0, which an axis from below 0 gives (math.Ceil(-0.5))
+			}
+			t.Label = strconv.FormatFloat(at, 'f', -1, 64)
 		}
 		ticks = append(ticks, t)
 	}

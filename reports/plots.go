@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
 	"strconv"
 
 	"gonum.org/v1/plot"
@@ -186,4 +187,43 @@ func (plainTicks) Ticks(lo, hi float64) []plot.Tick {
 		}
 	}
 	return ticks
+}
+
+// samplePlot draws value of each process over the samples, one line per
+// process (named as the samples name it), leaving out the processes in
+// skip and the moments a process could not be read. The x axis runs from
+// the first sample, before the run's start, to the last, after its end.
+func samplePlot(title, ylabel string, samples []Sample, faults []history.Fault, start, end int64, value func(ProcSample) float64, skip ...string) *figure {
+	f := newFigure(title, ylabel, 1100, 300, start)
+	f.p.X.Min = min(0, math.Floor(f.secs(samples[0].Time))) // whole seconds: no "-0" tick
+	f.p.X.Max = max(f.secs(end), f.secs(samples[len(samples)-1].Time))
+	f.p.Y.Min = 0
+	f.p.Y.Tick.Marker = plainTicks{}
+	f.faults(faults)
+	lines := map[string]plotter.XYs{}
+	var names []string
+	for _, s := range samples {
+		for _, p := range s.Procs {
+			if p.Error != "" || slices.Contains(skip, p.Name) {
+				continue
+			}
+			if _, ok := lines[p.Name]; !ok {
+				names = append(names, p.Name)
+			}
+			lines[p.Name] = append(lines[p.Name], plotter.XY{X: f.secs(s.Time), Y: value(p)})
+		}
+	}
+	var top float64
+	for i, name := range names {
+		l, _ := plotter.NewLine(lines[name])
+		l.Color = keyColors[i%len(keyColors)]
+		l.Width = vg.Points(1.5)
+		f.p.Add(l)
+		f.addLegend(name, l)
+		for _, xy := range lines[name] {
+			top = max(top, xy.Y)
+		}
+	}
+	f.p.Y.Max = max(1, top*1.2) // room for the fault names
+	return f
 }

@@ -69,6 +69,10 @@ type Results struct {
 	// (reads-writes or writes, Config.Fencing); empty when no critical
 	// section carried a token to it, where the setting changed nothing.
 	Fencing string `json:"fencing,omitempty"`
+	// Resources sums up the memory and connections of the coordinator and
+	// the servers over the run (SamplesFile); nil for a run without
+	// samples.
+	Resources *Resources `json:"resources,omitempty"`
 }
 
 // Timeout is one connection timeout of a run: the client's per-request
@@ -110,6 +114,8 @@ const (
 	TimelineSVG  = "timeline.svg"
 	LatencyPNG   = "latency.png"
 	RatePNG      = "rate.png"
+	MemoryPNG    = "memory.png"
+	ClientsPNG   = "connections.png"
 	NodeLogsDir  = "nodes"
 	WorkerLogDir = "workers"
 )
@@ -118,9 +124,15 @@ const (
 // results.json, summary.txt, porcupine's visualizations, the plots and
 // report.html. recs is the history the results were checked from; the
 // plots are drawn from it. Both run and analyze call it, so a re-checked
-// history gets the same report as a live run.
+// history gets the same report as a live run. Results without Resources
+// get them from the run directory's samples.
 func Write(r Results, recs []history.Record) error {
 	var errs []error
+	samples, err := ReadSamples(r.Dir)
+	errs = append(errs, err)
+	if r.Resources == nil {
+		r.Resources = Summarize(samples)
+	}
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err == nil {
 		err = os.WriteFile(filepath.Join(r.Dir, ResultsFile), append(data, '\n'), 0o644)
@@ -133,7 +145,7 @@ func Write(r Results, recs []history.Record) error {
 	errs = append(errs,
 		r.Checks.Mutex.WriteVisualization(filepath.Join(r.Dir, MutexViz), r.Checks.Faults),
 		r.Checks.Resource.WriteVisualization(filepath.Join(r.Dir, ResourceViz), r.Checks.Faults))
-	plots, err := writePlots(r, recs)
+	plots, err := writePlots(r, recs, samples)
 	errs = append(errs, err)
 	errs = append(errs, writeFile(filepath.Join(r.Dir, ReportFile), func(w io.Writer) error {
 		return writeHTML(w, r, plots)
@@ -154,8 +166,9 @@ type reportPlot struct {
 	fig *figure
 }
 
-// plots are the three figures of a report, drawn from its history.
-func plots(r Results, recs []history.Record) []reportPlot {
+// plots are the figures of a report, drawn from its history, and its
+// samples when it has some.
+func plots(r Results, recs []history.Record, samples []Sample) []reportPlot {
 	ops := history.Ops(recs)
 	tl := newTimeline(recs, ops)
 	overlapNote := "No red: no two clients ever believed they held the same lock at once."
@@ -170,7 +183,7 @@ func plots(r Results, recs []history.Record) []reportPlot {
 		svgNote = fmt.Sprintf(" No %s: its %d bars are more than the %d a zoomable SVG keeps light.",
 			TimelineSVG, len(tl.Bars), SVGMaxBars)
 	}
-	return []reportPlot{
+	out := []reportPlot{
 		{plotFile{ID: "timeline", Title: "Who believed they held the lock", PNG: TimelinePNG, SVG: svg,
 			Caption: "One row per client; a bar from each successful acquire to the release call. " + overlapNote +
 				" Shaded: faults, named at the top." + svgNote},
@@ -182,17 +195,27 @@ func plots(r Results, recs []history.Record) []reportPlot {
 			Caption: "Client operations (acquire, release, critical section) completed per second, by outcome."},
 			ratePlot(ops, tl.Faults, tl.Start, tl.End)},
 	}
+	if len(samples) == 0 {
+		return out
+	}
+	return append(out,
+		reportPlot{plotFile{ID: "memory", Title: "Memory", PNG: MemoryPNG,
+			Caption: "Resident memory of the coordinator and of each server the run started, sampled from /proc over the whole run (before the first client and after the last one); memory that keeps growing through a long run is a leak."},
+			samplePlot("Resident memory (RSS)", "MB", samples, tl.Faults, tl.Start, tl.End, func(p ProcSample) float64 { return float64(p.RSS) / (1 << 20) })},
+		reportPlot{plotFile{ID: "connections", Title: "Client connections", PNG: ClientsPNG,
+			Caption: "Established TCP connections on each server's own port: its clients', replicas' and sentinels', not a consensus member's to its peers. More at the end, after the clients closed, than at the start are connections held for clients that are gone."},
+			samplePlot("Client connections", "connections", samples, tl.Faults, tl.Start, tl.End, func(p ProcSample) float64 { return float64(p.Clients) }, CoordinatorName)})
 }
 
-// writePlots renders the three plots and writes them beside the report.
-func writePlots(r Results, recs []history.Record) ([]plotFile, error) {
+// writePlots renders the plots and writes them beside the report.
+func writePlots(r Results, recs []history.Record, samples []Sample) ([]plotFile, error) {
 	var out []plotFile
 	var errs []error
 	// A timeline without an SVG this time must not leave an earlier one.
 	if err := os.Remove(filepath.Join(r.Dir, TimelineSVG)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		errs = append(errs, fmt.Errorf("remove the earlier %s: %w", TimelineSVG, err))
 	}
-	for _, s := range plots(r, recs) {
+	for _, s := range plots(r, recs, samples) {
 		pf := s.plotFile
 		pf.Width = int(s.fig.width)
 		png, err := s.fig.render("png")

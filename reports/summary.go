@@ -107,6 +107,17 @@ func Summary(w io.Writer, r Results) {
 	if r.Health != nil {
 		fmt.Fprintf(w, "health    %s\n", r.Health.line())
 	}
+	if res := r.Resources; res != nil {
+		if len(res.Procs) > 0 {
+			fmt.Fprintf(w, "memory    %s\n", res.Line())
+		}
+		for _, u := range res.Unsampled {
+			fmt.Fprintf(w, "          not sampled: %s\n", u)
+		}
+		for _, l := range res.Leaks {
+			fmt.Fprintf(w, "leak      %s\n", l)
+		}
+	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note      %s\n", n)
 	}

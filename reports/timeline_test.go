@@ -138,7 +138,7 @@ func TestLostMarks(t *testing.T) {
 // sans-serif face, at least 11 px high as the page shows it.
 func TestPlotText(t *testing.T) {
 	recs := storedHistory(t)
-	for _, p := range plots(Results{Scenario: "redis-single_counter_pause-holder"}, recs) {
+	for _, p := range plots(Results{Scenario: "redis-single_counter_pause-holder"}, recs, growingSamples(recs[0].Time, 10)) {
 		var rec recorder.Canvas
 		w, h := p.fig.size()
 		p.fig.draw(draw.NewCanvas(&rec, w, h))

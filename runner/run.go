@@ -83,6 +83,9 @@ type run struct {
 	pauses  pauseFeed
 	log     *slog.Logger
 	obs     Observer
+	// samples records the servers' and the coordinator's resources, from
+	// once the servers are up until the workers stopped; nil until then.
+	samples *sampler
 
 	mu      sync.Mutex // guards workers and their fields
 	workers []*worker
@@ -170,6 +173,9 @@ func RunObserved(ctx context.Context, cfg Resolved, obs Observer) (reports.Resul
 	// returns within a second or two.
 	r.stopWorkers(context.Background(), interrupted)
 	r.logs.close()
+	if err := r.samples.stop(interrupted); err != nil {
+		r.log.Warn("sampling resources", "err", err)
+	}
 	if interrupted {
 		r.cluster.Kill()
 	}
@@ -195,6 +201,12 @@ func RunObserved(ctx context.Context, cfg Resolved, obs Observer) (reports.Resul
 	}
 	obs.phase(live.Checking, dir)
 	res, err := analyzeContext(ctx, dir, cfg, true, func() { obs.phase(live.Reporting, dir) })
+	if err == nil {
+		var rerr error
+		if res, rerr = reports.WithResources(res); rerr != nil {
+			r.log.Warn("reading the resources sampled", "err", rerr)
+		}
+	}
 	if err == nil && res.Verdict == checker.Valid && !cfg.KeepData {
 		if err := r.cluster.RemoveData(); err != nil {
 			r.log.Warn("removing the servers' data", "err", err)
@@ -293,6 +305,10 @@ func (r *run) execute(ctx context.Context) (bool, error) {
 		if err != nil {
 			return ctx.Err() != nil, fmt.Errorf("start resource: %w", err)
 		}
+	}
+	// The first sample is of the servers before any client dials them.
+	if r.samples, err = startSampler(r.dir, r.cluster, r.log); err != nil {
+		return false, err
 	}
 	r.keys = make([]string, cfg.Keys)
 	for i := range r.keys {

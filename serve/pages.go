@@ -67,7 +67,8 @@ var runTmpl = template.Must(template.New("run").Funcs(funcs).Parse(`<!DOCTYPE ht
 <table><tr><th>elapsed</th><td class="num">{{printf "%.1f" .Elapsed}} s of {{.Config.Duration}}</td></tr>
 <tr><th>client operations</th><td class="num">{{.Tally.Ops}}</td></tr>
 <tr><th>acquisitions</th><td class="num">{{.Tally.Acquisitions}}</td></tr>
-{{if .Tally.Sections}}<tr><th>lost updates so far</th><td class="num">{{.Tally.Lost}}</td></tr>{{end}}</table>
+{{if .Tally.Sections}}<tr><th>lost updates so far</th><td class="num">{{.Tally.Lost}}</td></tr>{{end}}
+{{with .Memory}}<tr><th>memory</th><td>{{.}}</td></tr>{{end}}</table>
 <p><small>Lost updates so far are certain ones: two acknowledged critical sections that read the same value. The check after the run decides; the mutual-exclusion check runs only then.</small></p>
 {{if .Strikes}}<h2>Faults</h2><table><tr><th>fault</th><th>target</th><th>at</th><th>lasted</th></tr>
 {{range .Strikes}}<tr><td>{{.Name}}</td><td>{{.Target}}</td><td class="num">{{.At}}</td><td class="num">{{.Lasted}}</td></tr>

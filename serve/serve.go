@@ -190,6 +190,9 @@ type Run struct {
 	Phase    live.Phase      // when InProgress
 	Progress string          // the one-line status, when not Done
 	Elapsed  float64         // seconds since the clients began, when not Done
+	// Memory is the processes' memory in the run's newest resource
+	// sample, when not Done; "" before the first.
+	Memory string
 }
 
 // IsDone: the run was checked.
@@ -307,6 +310,15 @@ func (s *Server) load(p string, detail bool) (Run, error) {
 		recs, _ := history.Read(f)
 		f.Close()
 		r.Tally.Add(recs...)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return r, err
+	}
+	f, err = s.root.Open(path.Join(p, reports.SamplesFile))
+	if err == nil {
+		if smp, ok := live.LatestSample(f); ok {
+			r.Memory = live.MemoryText(smp)
+		}
+		f.Close()
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return r, err
 	}

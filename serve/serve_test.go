@@ -104,6 +104,10 @@ func newTestStore(t *testing.T) testStore {
 		t.Fatal(err)
 	}
 	s.running, s.runningCfg = writeRun(t, s.dir, "20261125T100000.000", inProgress())
+	sample := `{"time":1,"procs":[{"name":"coordinator","rss":47185920,"tcp":0,"clients":0},{"name":"redis-0","rss":12582912,"tcp":5,"clients":5}]}` + "\n"
+	if err := os.WriteFile(filepath.Join(s.dir, s.running, reports.SamplesFile), []byte(sample), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	s.lock = hold(t, filepath.Join(s.dir, s.running))
 	// Killed half a second in, during a fault.
 	s.stopped, _ = writeRun(t, s.dir, "20261123T090000.000", inProgress())
@@ -161,7 +165,7 @@ func TestPages(t *testing.T) {
 			"verdict   INVALID", `href="/` + s.done + `/report.html"`}, []string{`http-equiv="refresh"`}},
 		{"/_/run/" + s.running, 200, []string{`<meta http-equiv="refresh" content="2">`, "<b>IN PROGRESS</b> — running",
 			"<td>pause-holder</td><td>c1</td><td class=\"num\">0.500 s</td><td class=\"num\">active</td>",
-			"<th>acquisitions</th><td class=\"num\">1</td>"}, nil},
+			"<th>acquisitions</th><td class=\"num\">1</td>", "<th>memory</th><td>coordinator 45 MB, 1 server(s) 12 MB</td>"}, nil},
 		{"/_/run/" + s.stopped, 200, []string{"<b>STOPPED</b>", "locktest analyze " + filepath.Join(s.dir, s.stopped),
 			"stopped 0.5s/1m0s: 2 ops, 1 acquisitions, 0 lost update(s) so far; fault active: pause-holder on c1 <small>(when the history ends)</small>",
 			`<td class="num">never healed</td>`}, []string{`http-equiv="refresh"`}},

@@ -1,0 +1,251 @@
+package reports
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// SamplesFile holds the resources the run's processes held over time, one
+// Sample a line: what a long run leaks shows there, not in the history.
+const SamplesFile = "samples.jsonl"
+
+// CoordinatorName names the coordinator's own process in the samples.
+const CoordinatorName = "coordinator"
+
+// Sample is what each process of a run held at one moment.
+type Sample struct {
+	// Time is on the history's clock (clock.Mono), so that a plot lines
+	// the samples up with the faults.
+	Time  int64        `json:"time"`
+	Procs []ProcSample `json:"procs"`
+}
+
+// ProcSample is one process at one moment: the coordinator, or a server
+// the run started (or the user's, when locktest knows its pid).
+type ProcSample struct {
+	// Name is the node's (redis-0, resource) or CoordinatorName.
+	Name string `json:"name"`
+	// Kind is the node's server (redis, etcd, …); none for the coordinator.
+	Kind string `json:"kind,omitempty"`
+	Pid  int    `json:"pid,omitempty"`
+	// RSS is the resident memory in bytes.
+	RSS int64 `json:"rss,omitempty"`
+	// Heap is the Go heap's live and not yet collected objects, in bytes:
+	// the coordinator's only.
+	Heap int64 `json:"heap,omitempty"`
+	// FDs counts open files; TCP the established TCP connections, and
+	// Clients those of them on the server's own port, the ones its
+	// clients dialed (none for the coordinator): a consensus member's
+	// connections to its peers come and go with the load, not with the
+	// clients.
+	FDs     int `json:"fds,omitempty"`
+	TCP     int `json:"tcp"`
+	Clients int `json:"clients"`
+	// Error says why the process could not be read (no pid for a server
+	// the user runs, a node being restarted); the figures are then zero.
+	Error string `json:"error,omitempty"`
+}
+
+// ReadSamples reads a run directory's samples; none for a run made before
+// they were taken. A line cut off by a killed run ends them.
+func ReadSamples(dir string) ([]Sample, error) {
+	path := filepath.Join(dir, SamplesFile)
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read samples: %w", err)
+	}
+	defer f.Close()
+	var out []Sample
+	var bad error // a line that does not parse: the last one's is forgiven
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for line := 1; sc.Scan(); line++ {
+		if bad != nil {
+			return out, bad
+		}
+		var s Sample
+		if err := json.Unmarshal(sc.Bytes(), &s); err != nil {
+			bad = fmt.Errorf("%s line %d: %w", path, line, err)
+			continue
+		}
+		out = append(out, s)
+	}
+	if err := sc.Err(); err != nil {
+		return out, fmt.Errorf("read %s: %w", path, err)
+	}
+	return out, nil
+}
+
+// WithResources returns r with the Resources of its run directory's
+// samples, when it has none: a check of the history does not read them,
+// and what prints the summary of a checked run shows them as results.json
+// has them (Write does the same).
+func WithResources(r Results) (Results, error) {
+	if r.Resources != nil {
+		return r, nil
+	}
+	samples, err := ReadSamples(r.Dir)
+	r.Resources = Summarize(samples)
+	return r, err
+}
+
+// Resources sums up the samples of a run: per process, its memory and
+// connections from start to end.
+type Resources struct {
+	// Samples counts the samples; MaxGap is the longest time between two,
+	// in seconds: the interval the sampler widened to (it does so to keep
+	// a long run's file bounded), or longer if the coordinator stalled.
+	Samples int             `json:"samples"`
+	MaxGap  float64         `json:"max_gap_s"`
+	Procs   []ProcResources `json:"procs"`
+	// Unsampled says which processes could not be read at all, and why.
+	Unsampled []string `json:"unsampled,omitempty"`
+	// Leaks are the client connections servers held at the end beyond
+	// those at the start (see ProcResources.LeakedClients): a finding
+	// about the design, not a violation of its safety.
+	Leaks []string `json:"leaks,omitempty"`
+}
+
+// ProcResources is one process's resources over the run.
+type ProcResources struct {
+	Name    string `json:"name"`
+	Kind    string `json:"kind,omitempty"`
+	Samples int    `json:"samples"`
+	// FirstRSS and LastRSS are its resident memory in the first and last
+	// samples, PeakRSS the most, in bytes. SettledRSS is the memory at a
+	// twelfth of the sampled time (5 minutes into an hour), once start-up
+	// has allocated what the process needs for the run.
+	FirstRSS   int64 `json:"first_rss"`
+	SettledRSS int64 `json:"settled_rss"`
+	LastRSS    int64 `json:"last_rss"`
+	PeakRSS    int64 `json:"peak_rss"`
+	// Growth is LastRSS over SettledRSS, less one: 0.2 is a fifth more
+	// memory at the end than once settled. Memory that grows with the
+	// run's length is a leak; a fixed start-up cost is not, hence not
+	// from FirstRSS.
+	Growth float64 `json:"growth"`
+	// ClientsStart and ClientsEnd are the connections on the server's
+	// port (ProcSample.Clients) in the first and last samples,
+	// ClientsPeak the most; TCPPeak is the most of all its connections.
+	ClientsStart int `json:"clients_start"`
+	ClientsEnd   int `json:"clients_end"`
+	ClientsPeak  int `json:"clients_peak"`
+	TCPPeak      int `json:"tcp_peak"`
+	// LeakedClients is a server's ClientsEnd less ClientsStart when
+	// positive, the server was read in the run's first and last samples,
+	// and the process is the one that started (a restarted server's counts
+	// are another process's). The first sample is taken
+	// before any client connects, the last after every client has closed
+	// and the servers had time to see it, so what is left is held for
+	// clients that are gone. The coordinator has no port of its own.
+	LeakedClients int `json:"leaked_clients,omitempty"`
+}
+
+// Summarize sums samples up; nil without samples.
+func Summarize(samples []Sample) *Resources {
+	if len(samples) == 0 {
+		return nil
+	}
+	r := &Resources{Samples: len(samples)}
+	for i := 1; i < len(samples); i++ {
+		r.MaxGap = max(r.MaxGap, float64(samples[i].Time-samples[i-1].Time)/1e9)
+	}
+	settleAt := samples[0].Time + (samples[len(samples)-1].Time-samples[0].Time)/12
+	type seen struct {
+		p        ProcResources
+		firstPid int
+		lastPid  int
+		// fromStart: read in the run's first sample; atEnd: in the
+		// latest one so far.
+		fromStart, atEnd bool
+		settled          bool
+		errs             []string
+	}
+	byName := map[string]*seen{}
+	var order []string
+	for _, s := range samples {
+		for _, ps := range s.Procs {
+			x := byName[ps.Name]
+			if x == nil {
+				x = &seen{p: ProcResources{Name: ps.Name, Kind: ps.Kind}}
+				byName[ps.Name] = x
+				order = append(order, ps.Name)
+			}
+			x.atEnd = ps.Error == ""
+			if ps.Error != "" {
+				if len(x.errs) == 0 || x.errs[len(x.errs)-1] != ps.Error {
+					x.errs = append(x.errs, ps.Error)
+				}
+				continue
+			}
+			p := &x.p
+			if p.Samples == 0 {
+				x.firstPid, p.FirstRSS, p.ClientsStart = ps.Pid, ps.RSS, ps.Clients
+				x.fromStart = s.Time == samples[0].Time
+			}
+			if !x.settled {
+				p.SettledRSS = ps.RSS
+				x.settled = s.Time >= settleAt
+			}
+			p.Samples++
+			x.lastPid, p.LastRSS, p.ClientsEnd = ps.Pid, ps.RSS, ps.Clients
+			p.PeakRSS, p.ClientsPeak, p.TCPPeak = max(p.PeakRSS, ps.RSS), max(p.ClientsPeak, ps.Clients), max(p.TCPPeak, ps.TCP)
+		}
+	}
+	for _, name := range order {
+		x := byName[name]
+		if x.p.Samples == 0 {
+			why := strings.Join(x.errs, "; ")
+			if !strings.HasPrefix(why, name) { // cluster's errors name the node
+				why = name + ": " + why
+			}
+			r.Unsampled = append(r.Unsampled, why)
+			continue
+		}
+		p := x.p
+		if p.SettledRSS > 0 {
+			p.Growth = math.Round((float64(p.LastRSS)/float64(p.SettledRSS)-1)*1000) / 1000
+		}
+		if x.fromStart && x.atEnd && x.firstPid == x.lastPid && p.ClientsEnd > p.ClientsStart {
+			p.LeakedClients = p.ClientsEnd - p.ClientsStart
+			r.Leaks = append(r.Leaks, fmt.Sprintf("%s held %d more client connection(s) at the end, after the clients closed, than at the start (%d → %d)",
+				name, p.LeakedClients, p.ClientsStart, p.ClientsEnd))
+		}
+		r.Procs = append(r.Procs, p)
+	}
+	return r
+}
+
+// Line says each process's memory, and each server's client connections,
+// from start to end on one line, for the summary: "coordinator 38→41 MB;
+// redis-0 3.1→3.4 MB, clients 0→0 (peak 6)".
+func (r *Resources) Line() string {
+	var parts []string
+	for _, p := range r.Procs {
+		s := fmt.Sprintf("%s %s→%s MB", p.Name, megabytes(p.FirstRSS), megabytes(p.LastRSS))
+		if p.Name != CoordinatorName {
+			s += fmt.Sprintf(", clients %d→%d (peak %d)", p.ClientsStart, p.ClientsEnd, p.ClientsPeak)
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(limit(parts, 4), "; ")
+}
+
+// megabytes says n bytes in MB to two significant figures or more: 3.1, 41.
+func megabytes(n int64) string {
+	mb := float64(n) / (1 << 20)
+	if mb >= 10 {
+		return fmt.Sprintf("%.0f", mb)
+	}
+	return fmt.Sprintf("%.1f", mb)
+}

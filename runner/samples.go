@@ -1,0 +1,277 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime/metrics"
+	"sync"
+	"time"
+
+	"github.com/locktest/locktest/clock"
+	"github.com/locktest/locktest/cluster"
+	"github.com/locktest/locktest/reports"
+)
+
+// sampleEvery is the time between a run's first samples; maxSamples bounds
+// the samples a run keeps. When there are more, every other one goes and
+// the time between them doubles: a minute's run keeps its 60 samples a
+// second apart, an hour's soak some 1,800 two seconds apart, a day's some
+// 1,300 a minute apart, and a plot of any of them has the points it can
+// show.
+const (
+	sampleEvery = time.Second
+	maxSamples  = 2000
+)
+
+// settleWait bounds how long the last sample waits for the servers to let
+// go of the clients' closed connections: a server reads a client's FIN on
+// its next turn of its event loop, so what it still holds after this it
+// holds for a client that is gone.
+const settleWait = 2 * time.Second
+
+// sampler records the resources the coordinator and each server of the
+// run hold (reports.Sample) into the run's samples file, every so often
+// from before the first client starts until after the last one stopped:
+// what a long run leaks (memory, connections, the sessions behind them)
+// shows there.
+type sampler struct {
+	path    string
+	cluster *cluster.Cluster
+	log     *slog.Logger
+	max     int
+	cancel  context.CancelFunc
+	done    chan struct{}
+
+	mu      sync.Mutex // guards what follows, for stop
+	every   time.Duration
+	samples []reports.Sample
+	f       *os.File
+	err     error // the first write that failed; later ones are not tried
+	// pids are the host pids of the instances seen: a container's takes
+	// a question to the engine.
+	pids map[cluster.Instance]int
+}
+
+// startSampler takes a first sample of c's servers and the coordinator
+// into dir's samples file, and goes on sampling every sampleEvery (or
+// more, see maxSamples) until stop.
+func startSampler(dir string, c *cluster.Cluster, log *slog.Logger) (*sampler, error) {
+	return startSamplerEvery(dir, c, log, sampleEvery, maxSamples)
+}
+
+// startSamplerEvery is startSampler with the time between the first
+// samples and the most samples kept (even) given.
+func startSamplerEvery(dir string, c *cluster.Cluster, log *slog.Logger, every time.Duration, most int) (*sampler, error) {
+	path := filepath.Join(dir, reports.SamplesFile)
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("create the samples file: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &sampler{path: path, cluster: c, log: log, max: most, cancel: cancel, done: make(chan struct{}),
+		every: every, f: f, pids: map[cluster.Instance]int{}}
+	s.add(s.take())
+	go s.loop(ctx)
+	return s, nil
+}
+
+func (s *sampler) loop(ctx context.Context) {
+	defer close(s.done)
+	t := time.NewTimer(s.interval())
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.add(s.take())
+			t.Reset(s.interval())
+		}
+	}
+}
+
+func (s *sampler) interval() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.every
+}
+
+// stop takes the last sample and closes the file. Unless now (an
+// interrupted run, which must end at once), the last sample waits up to
+// settleWait for each server to hold no more of its clients' connections
+// than at the start: the clients have closed theirs, and a server that
+// still holds them then keeps them (reports.ProcResources.LeakedClients). A nil sampler
+// (a run that never started its servers) has nothing to stop.
+func (s *sampler) stop(now bool) error {
+	if s == nil {
+		return nil
+	}
+	s.cancel()
+	<-s.done
+	last := s.take()
+	for deadline := time.Now().Add(settleWait); !now && s.unsettled(last) && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+		last = s.take()
+	}
+	s.add(last)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.f.Close(); err != nil && s.err == nil {
+		s.err = fmt.Errorf("close %s: %w", s.path, err)
+	}
+	return s.err
+}
+
+// unsettled reports whether some server holds more of its clients'
+// connections in last than it did, as the same process, in the first
+// sample.
+func (s *sampler) unsettled(last reports.Sample) bool {
+	s.mu.Lock()
+	first := s.samples[0]
+	s.mu.Unlock()
+	for _, p := range last.Procs {
+		for _, q := range first.Procs {
+			if p.Name == q.Name && p.Name != reports.CoordinatorName && p.Pid == q.Pid && p.Error == "" && q.Error == "" && p.Clients > q.Clients {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// take reads the coordinator and every server of the cluster now. A
+// server that cannot be read (no pid for the user's, a node being
+// restarted) is in the sample with why.
+func (s *sampler) take() reports.Sample {
+	smp := reports.Sample{Time: clock.Mono()}
+	me := reports.ProcSample{Name: reports.CoordinatorName, Pid: os.Getpid(), Heap: goHeap()}
+	st, err := cluster.ReadProcStat(me.Pid, 0)
+	fill(&me, st, err)
+	smp.Procs = append(smp.Procs, me)
+	for _, n := range s.cluster.Nodes() {
+		p := reports.ProcSample{Name: n.Name, Kind: n.Kind}
+		inst := n.Process()
+		if inst == nil {
+			p.Error = "not running"
+			smp.Procs = append(smp.Procs, p)
+			continue
+		}
+		s.mu.Lock()
+		pid, ok := s.pids[inst]
+		s.mu.Unlock()
+		if !ok {
+			var err error
+			if pid, err = inst.HostPid(); err != nil {
+				p.Error = err.Error()
+				smp.Procs = append(smp.Procs, p)
+				continue
+			}
+			s.mu.Lock()
+			s.pids[inst] = pid
+			s.mu.Unlock()
+		}
+		p.Pid = pid
+		st, err := cluster.ReadProcStat(pid, n.Port)
+		fill(&p, st, err)
+		smp.Procs = append(smp.Procs, p)
+	}
+	return smp
+}
+
+// fill puts what ReadProcStat read into p, or why it could not.
+func fill(p *reports.ProcSample, st cluster.ProcStat, err error) {
+	if err != nil {
+		p.Error = err.Error()
+		return
+	}
+	p.RSS, p.FDs, p.TCP, p.Clients = st.RSS, st.FDs, st.TCP, st.Clients
+}
+
+// goHeap is the coordinator's Go heap in bytes: objects live or not yet
+// collected. runtime/metrics reads it without stopping the world, as
+// runtime.ReadMemStats would every second.
+func goHeap() int64 {
+	m := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(m)
+	if m[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return int64(m[0].Value.Uint64())
+}
+
+// add keeps smp and appends it to the file; past s.max samples it thins
+// them and rewrites the file, and samples half as often from then on.
+func (s *sampler) add(smp reports.Sample) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.samples = append(s.samples, smp)
+	if s.err != nil {
+		return
+	}
+	if len(s.samples) > s.max {
+		s.samples = thin(s.samples)
+		s.every *= 2
+		s.err = s.rewrite()
+	} else {
+		s.err = writeSamples(s.f, smp)
+	}
+	if s.err != nil {
+		s.log.Warn("sampling resources stops being written", "file", s.path, "err", s.err)
+	}
+}
+
+// rewrite replaces the file with s.samples, through a new file renamed
+// over it, so that a run killed meanwhile leaves one or the other whole.
+func (s *sampler) rewrite() error {
+	tmp, err := os.CreateTemp(filepath.Dir(s.path), ".samples-*")
+	if err != nil {
+		return fmt.Errorf("thin the samples: %w", err)
+	}
+	if err := errors.Join(writeSamples(tmp, s.samples...), tmp.Close()); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("thin the samples: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), s.path); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("thin the samples: %w", err)
+	}
+	s.f.Close() // the replaced file's
+	s.f, err = os.OpenFile(s.path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return fmt.Errorf("reopen %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// writeSamples writes samples to f, one a line, in one write: a run killed
+// meanwhile cuts at most the last line (reports.ReadSamples).
+func writeSamples(f *os.File, samples ...reports.Sample) error {
+	var buf []byte
+	for _, smp := range samples {
+		line, err := json.Marshal(smp)
+		if err != nil {
+			return fmt.Errorf("encode a sample: %w", err)
+		}
+		buf = append(append(buf, line...), '\n')
+	}
+	if _, err := f.Write(buf); err != nil {
+		return fmt.Errorf("write %s: %w", f.Name(), err)
+	}
+	return nil
+}
+
+// thin keeps every other sample, the first among them: the same span at
+// half the density. add thins max+1 samples, an odd count (max is even),
+// so the newest sample stays too: the file always ends at the run's end.
+func thin(samples []reports.Sample) []reports.Sample {
+	out := samples[:0]
+	for i := 0; i < len(samples); i += 2 {
+		out = append(out, samples[i])
+	}
+	return out
+}
