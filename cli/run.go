@@ -156,9 +156,6 @@ No server is started. Exits with the verdict, as run does.`,
 		if err != nil {
 			return exitCode(err, stderr)
 		}
-		if res, err = reports.WithResources(res); err != nil {
-			fmt.Fprintln(stderr, prog+" analyze: warning:", err)
-		}
 		if _, err := os.Stat(filepath.Join(dir, reports.ResultsFile)); noReport && err == nil {
 			res.Notes = append(res.Notes, "--no-report: the files in the run directory are from an earlier check")
 		}

@@ -86,19 +86,6 @@ func ReadSamples(dir string) ([]Sample, error) {
 	return out, nil
 }
 
-// WithResources returns r with the Resources of its run directory's
-// samples, when it has none: a check of the history does not read them,
-// and what prints the summary of a checked run shows them as results.json
-// has them (Write does the same).
-func WithResources(r Results) (Results, error) {
-	if r.Resources != nil {
-		return r, nil
-	}
-	samples, err := ReadSamples(r.Dir)
-	r.Resources = Summarize(samples)
-	return r, err
-}
-
 // Resources sums up the samples of a run: per process, its memory and
 // connections from start to end.
 type Resources struct {

@@ -134,8 +134,7 @@ func TestSummaryResources(t *testing.T) {
 }
 
 // TestWriteResources: a run directory's samples reach results.json and
-// the report, as a memory and a connections plot, and the results a
-// summary is printed from (WithResources). About 1 s.
+// the report, as a memory and a connections plot. About 1 s.
 func TestWriteResources(t *testing.T) {
 	recs := storedHistory(t)
 	dir := t.TempDir()
@@ -174,14 +173,6 @@ func TestWriteResources(t *testing.T) {
 		if !strings.Contains(string(html), id) {
 			t.Errorf("report.html has no figure %s", id)
 		}
-	}
-	withRes, err := WithResources(Results{Dir: dir})
-	if err != nil || !reflect.DeepEqual(withRes.Resources, got.Resources) {
-		t.Errorf("WithResources: %+v, %v; want results.json's %+v", withRes.Resources, err, got.Resources)
-	}
-	kept := &Resources{Samples: 1}
-	if withRes, _ := WithResources(Results{Dir: dir, Resources: kept}); withRes.Resources != kept {
-		t.Errorf("WithResources replaced the results' own resources")
 	}
 }
 

@@ -201,12 +201,6 @@ func RunObserved(ctx context.Context, cfg Resolved, obs Observer) (reports.Resul
 	}
 	obs.phase(live.Checking, dir)
 	res, err := analyzeContext(ctx, dir, cfg, true, func() { obs.phase(live.Reporting, dir) })
-	if err == nil {
-		var rerr error
-		if res, rerr = reports.WithResources(res); rerr != nil {
-			r.log.Warn("reading the resources sampled", "err", rerr)
-		}
-	}
 	if err == nil && res.Verdict == checker.Valid && !cfg.KeepData {
 		if err := r.cluster.RemoveData(); err != nil {
 			r.log.Warn("removing the servers' data", "err", err)
@@ -842,6 +836,13 @@ func analyze(dir string, cfg Resolved, write bool, writing func()) (reports.Resu
 			res.Notes = append(res.Notes, "no final read of the resource: lost updates are counted from overlapping reads only")
 		}
 	}
+	// The run's samples of its processes, summed up here so that every
+	// summary, printed or written, shows the same figures.
+	samples, err := reports.ReadSamples(dir)
+	if err != nil {
+		res.Notes = append(res.Notes, fmt.Sprintf("%v: the memory figures cover the samples before it", err))
+	}
+	res.Resources = reports.Summarize(samples)
 	if !write {
 		return res, nil
 	}
