@@ -45,7 +45,8 @@ type Tally struct {
 	// section that read the same value of the same key as an earlier one
 	// wrote the same value, so one of the two updates is gone. The check
 	// reports the same groups as violations; it may find others (a late
-	// write over a newer value shows only in the final read).
+	// write over a newer value shows only in the final read, and so does
+	// one more than recentValues below its key's newest value here).
 	Lost int
 	// Started is the run-start mark's time (CLOCK_MONOTONIC ns), 0 before.
 	Started int64
@@ -58,12 +59,35 @@ type Tally struct {
 	// Strikes are the faults begun so far, healed or not, in start order.
 	Strikes []history.Fault
 
-	read map[readKey]bool
+	written map[string]*recent
 }
 
-type readKey struct {
-	key   string
-	value int64
+// recentValues is how far below a key's newest written value the tally
+// remembers the values written, so that a run of hours holds the same
+// memory as a run of seconds. A counter moves up by one a section: a
+// stale write further behind comes from a holder stopped for thousands of
+// sections, which the check after the run still finds.
+const recentValues = 4096
+
+// recent are the values written to one key lately: those within
+// recentValues of the newest, and some older ones until they are pruned.
+type recent struct {
+	seen   map[int64]bool
+	newest int64
+}
+
+// add records a written value and says whether it was written before.
+func (r *recent) add(v int64) (again bool) {
+	again, r.seen[v] = r.seen[v], true
+	r.newest = max(r.newest, v)
+	if len(r.seen) > 2*recentValues { // prune seldom: amortized, no cost per add
+		for old := range r.seen {
+			if old < r.newest-recentValues {
+				delete(r.seen, old)
+			}
+		}
+	}
+	return again
 }
 
 // Add counts records into the tally.
@@ -84,14 +108,17 @@ func (t *Tally) Add(recs ...history.Record) {
 				t.Acquisitions++
 			case r.F == history.FIncr && r.Value != nil:
 				t.Sections++
-				k := readKey{r.Key, *r.Value}
-				if t.read[k] {
+				if t.written == nil {
+					t.written = map[string]*recent{}
+				}
+				w := t.written[r.Key]
+				if w == nil {
+					w = &recent{seen: map[int64]bool{}, newest: *r.Value}
+					t.written[r.Key] = w
+				}
+				if w.add(*r.Value) {
 					t.Lost++
 				}
-				if t.read == nil {
-					t.read = map[readKey]bool{}
-				}
-				t.read[k] = true
 			}
 		case history.FaultStart:
 			t.Strikes = append(t.Strikes, history.Fault{Name: r.Fault, Target: r.Target, Moment: r.Moment, Start: r.Time})

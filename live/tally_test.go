@@ -122,6 +122,24 @@ func TestLostMatchesTheChecker(t *testing.T) {
 	}
 }
 
+// TestLostInBoundedMemory: a long run's tally remembers the values of
+// about recentValues sections a key, not of all of them, and still counts
+// a stale write within them.
+func TestLostInBoundedMemory(t *testing.T) {
+	var tally Tally
+	const sections = 20 * recentValues
+	for v := int64(1); v <= sections; v++ {
+		tally.Add(incr(int(v%5), history.OK, v, float64(v)/1000))
+	}
+	tally.Add(incr(1, history.OK, sections-recentValues/2, sections/1000+1)) // a stale holder's write
+	if tally.Lost != 1 {
+		t.Errorf("%d lost, want 1", tally.Lost)
+	}
+	if n := len(tally.written["lock-0"].seen); n > 2*recentValues+1 {
+		t.Errorf("the tally remembers %d values of %d sections, want at most %d", n, sections, 2*recentValues+1)
+	}
+}
+
 // TestModeFlag: --progress takes the four modes and refuses anything else;
 // auto is plain on a pipe.
 func TestModeFlag(t *testing.T) {
