@@ -91,6 +91,12 @@ func (c *Cluster) StartEtcd(ctx context.Context, n int) ([]*Node, error) {
 			"--heartbeat-interval", fmt.Sprint(etcdHeartbeat.Milliseconds()),
 			"--election-timeout", fmt.Sprint(etcdElection.Milliseconds()),
 			"--logger", "zap", "--log-outputs", "stderr",
+			// A soak's locks write revisions for hours: keep the last
+			// 10,000 and few snapshots and WAL files, so a member's data
+			// and memory stop growing (an hour uncompacted: 26→104 MB of
+			// memory per member). Revisions are numbered as before.
+			"--auto-compaction-mode", "revision", "--auto-compaction-retention", "10000",
+			"--snapshot-count", "10000", "--max-snapshots", "2", "--max-wals", "2",
 		}}
 		if err := c.add(ctx, node); err != nil {
 			return nil, err

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-	"os"
 )
 
 // Follower reads a history while its run still writes it: each Poll
@@ -28,7 +27,8 @@ func Follow(path string) *Follower { return &Follower{path: path} }
 // created has none. A complete line that does not parse is skipped: a
 // progress display is no judge of a damaged history, the checker is.
 func (f *Follower) Poll() ([]Record, error) {
-	file, err := os.Open(f.path)
+	// From where the last poll ended, across the segments closed since.
+	file, err := Open(f.path, f.off)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -36,9 +36,6 @@ func (f *Follower) Poll() ([]Record, error) {
 		return nil, err
 	}
 	defer file.Close()
-	if _, err := file.Seek(f.off, io.SeekStart); err != nil {
-		return nil, err
-	}
 	data, err := io.ReadAll(file)
 	f.off += int64(len(data))
 	f.rest = append(f.rest, data...)

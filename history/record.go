@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"sort"
 	"sync"
@@ -135,15 +136,21 @@ func Int64(v int64) *int64 { return &v }
 // loses at most that much and leaves a readable prefix (ReadFile returns it
 // with ErrTruncated when the last line was cut).
 type Writer struct {
-	mu     sync.Mutex
-	f      *os.File
-	bw     *bufio.Writer
-	line   []byte // the record being encoded (AppendJSON)
-	timer  *time.Timer
-	armed  bool // the timer will flush what is buffered
-	closed bool
-	next   int
-	err    error
+	mu    sync.Mutex
+	path  string
+	f     *os.File
+	size  int64 // written to f
+	limit int64 // SegmentBytes, but in tests
+	// segments closed, and their compressions under way.
+	segments int
+	zip      sync.WaitGroup
+	bw       *bufio.Writer
+	line     []byte // the record being encoded (AppendJSON)
+	timer    *time.Timer
+	armed    bool // the timer will flush what is buffered
+	closed   bool
+	next     int
+	err      error
 }
 
 // FlushEvery bounds how long an appended record stays in the Writer's
@@ -158,7 +165,7 @@ func Create(path string) (*Writer, error) {
 		return nil, fmt.Errorf("create history: %w", err)
 	}
 	bw := bufio.NewWriterSize(f, 64<<10)
-	return &Writer{f: f, bw: bw}, nil
+	return &Writer{path: path, f: f, bw: bw, limit: SegmentBytes}, nil
 }
 
 // Append assigns the next index to r, buffers it and returns it. Records
@@ -173,8 +180,11 @@ func (w *Writer) Append(r Record) Record {
 		return r
 	}
 	w.line = append(AppendJSON(w.line[:0], &r), '\n')
-	_, err := w.bw.Write(w.line)
+	n, err := w.bw.Write(w.line)
 	w.fail(err)
+	if w.size += int64(n); w.size >= w.limit && w.err == nil {
+		w.fail(w.rotate())
+	}
 	switch {
 	case w.timer == nil:
 		w.timer = time.AfterFunc(FlushEvery, w.flushLater)
@@ -195,6 +205,36 @@ func (w *Writer) Flush() error {
 		w.fail(w.bw.Flush())
 	}
 	return w.err
+}
+
+// rotate closes the file as the history's next segment, compresses it in
+// the background and goes on in a new file of the same name; w.mu held.
+// Readers see the records of both in order at every moment (pieces).
+func (w *Writer) rotate() error {
+	if err := w.bw.Flush(); err != nil {
+		return err
+	}
+	if err := w.f.Close(); err != nil {
+		return err
+	}
+	w.segments++
+	seg := segmentName(w.path, w.segments)
+	if err := os.Rename(w.path, seg); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(w.path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	w.f, w.size = f, 0
+	w.bw.Reset(f)
+	w.zip.Go(func() {
+		// Uncompressed, the segment is still read; it only takes room.
+		if err := compress(seg); err != nil {
+			slog.Warn("history: segment left uncompressed", "err", err)
+		}
+	})
+	return nil
 }
 
 // flushLater is the timer's flush of what Append buffered.
@@ -230,6 +270,7 @@ func (w *Writer) Close() error {
 	if err := w.f.Close(); err != nil && w.err == nil {
 		w.err = fmt.Errorf("close history: %w", err)
 	}
+	w.zip.Wait()
 	return w.err
 }
 
@@ -241,20 +282,21 @@ var ErrTruncated = errors.New("history truncated: last line incomplete")
 // ReadFile reads a history. A malformed last line (a killed run) yields the
 // complete prefix and ErrTruncated; a malformed line elsewhere is an error.
 func ReadFile(path string) ([]Record, error) {
-	f, err := os.Open(path)
+	f, err := Open(path, 0)
 	if err != nil {
-		return nil, fmt.Errorf("read history: %w", err)
+		return nil, err
 	}
-	defer f.Close()
 	// Counting the lines first sizes the records once: a long history grown
 	// by appending would briefly hold two copies of them.
 	lines, err := countLines(f)
+	f.Close()
 	if err != nil {
 		return nil, fmt.Errorf("read history: %w", err)
 	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return nil, fmt.Errorf("read history: %w", err)
+	if f, err = Open(path, 0); err != nil {
+		return nil, err
 	}
+	defer f.Close()
 	return read(f, lines+1)
 }
 
@@ -463,6 +505,24 @@ func (p *Places) From(t int64) int64 {
 		return 0
 	}
 	return p.at[i-1].offset
+}
+
+// Before is From(t) moved about n records earlier: where a reading that
+// shows what led up to t begins.
+func (p *Places) Before(t int64, n int) int64 {
+	i := sort.Search(len(p.at), func(i int) bool { return p.at[i].latest >= t })
+	if i == 0 {
+		return 0
+	}
+	return p.at[max(0, i-1-n/placeEvery)].offset
+}
+
+// Last returns where a reading of about the last n records begins.
+func (p *Places) Last(n int) int64 {
+	if len(p.at) == 0 {
+		return 0
+	}
+	return p.at[max(0, (p.records-n)/placeEvery)].offset
 }
 
 // Past reports whether a record timed t ends a reading of the records

@@ -3,11 +3,10 @@ package runner
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
-	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/locktest/locktest/checker"
@@ -25,19 +24,36 @@ type checkedHistory struct {
 	metrics   checker.Metrics
 	health    *reports.Health
 	scan      historyScan
+	// places are where the records of a streamed history begin.
+	places history.Places
+	// window says what part of a history too long to draw whole recs is.
+	window string
 }
 
-// checkHistory checks the history in dir. whole reads it whole and keeps
-// it, as the report's plots and pages need it; otherwise it is streamed
+// wholeHistoryBytes is the longest history a report is drawn from whole,
+// some 600,000 operations, which take about 2.8 bytes of heap per byte of
+// it: past it, a run's history (a soak's) is checked as it is read, in
+// memory that does not grow with its length, and the report's history
+// plots show plotRecords of its records (window). A variable for tests.
+var wholeHistoryBytes int64 = 128 << 20
+
+// plotRecords is how many records the history plots of a history too long
+// to draw whole show: minutes of a fast run, most of an hour's soak.
+const plotRecords = 200_000
+
+// checkHistory checks the history in dir. With report, it keeps the
+// records the report's plots are drawn from: the whole history, read whole,
+// unless it is longer than wholeHistoryBytes. Otherwise it is streamed
 // (checkStream), in memory that does not grow with its length, unless its
 // records are too far out of time order for that. A history missing or
 // damaged is a BadConfigError that says so.
-func checkHistory(dir string, cfg Resolved, whole bool) (checkedHistory, error) {
+func checkHistory(dir string, cfg Resolved, report bool) (checkedHistory, error) {
 	path := filepath.Join(dir, reports.HistoryFile)
 	opt := checker.Options{Timeout: time.Duration(cfg.CheckTimeout), TTL: time.Duration(cfg.TTL)}
 	var f checkedHistory
-	var err error
-	if !whole {
+	size, err := history.Size(path)
+	whole := report && size <= wholeHistoryBytes
+	if !whole && err == nil {
 		f, err = checkStream(path, cfg, opt)
 		if errors.Is(err, checker.ErrOutOfOrder) {
 			// Its memory then grows with the history's length.
@@ -47,6 +63,11 @@ func checkHistory(dir string, cfg Resolved, whole bool) (checkedHistory, error) 
 	}
 	if whole {
 		f, err = checkWhole(path, cfg, opt)
+	}
+	if report && !whole && (err == nil || errors.Is(err, history.ErrTruncated)) {
+		if werr := f.readWindow(path, size); werr != nil {
+			err = werr
+		}
 	}
 	switch {
 	case errors.Is(err, history.ErrTruncated):
@@ -142,7 +163,39 @@ func checkStream(path string, cfg Resolved, opt checker.Options) (checkedHistory
 		}
 	}
 	f.checks, f.metrics, f.health = x.Report(), c.Metrics(), healthOf(&health, cfg)
+	f.places = places
 	return f, err
+}
+
+// readWindow reads into f.recs the records of a streamed history (size
+// bytes) the report draws: plotRecords of them, beginning a quarter of
+// that before the first violation, or the last ones of a history that
+// has none, and says so in f.window.
+func (f *checkedHistory) readWindow(path string, size int64) error {
+	first, where := int64(history.Never), "its last ones"
+	for _, v := range slices.Concat(f.checks.Mutex.Violations, f.checks.Resource.Violations) {
+		if v.Time > 0 { // one with a time
+			first = min(first, v.Time)
+		}
+	}
+	from := f.places.Last(plotRecords)
+	if first != history.Never {
+		from, where = f.places.Before(first, plotRecords/4), "from shortly before the first violation"
+	}
+	f.recs = make([]history.Record, 0, plotRecords)
+	err := each(path, from, func(r *history.Record, _ int64) error {
+		if len(f.recs) == plotRecords {
+			return errStretchRead
+		}
+		f.recs = append(f.recs, *r)
+		return nil
+	})
+	if err != nil && err != errStretchRead && !errors.Is(err, history.ErrTruncated) {
+		return fmt.Errorf("read the records to draw: %w", err)
+	}
+	f.window = fmt.Sprintf("the history (%d MB, %d records) is too long to draw whole: it was checked as it was read, and the timeline, latency and rate plots show %d of its records, %s; the memory plots cover the whole run",
+		size>>20, f.scan.records, len(f.recs), where)
+	return nil
 }
 
 // errStretchRead ends the reading of a stretch of the history.
@@ -151,13 +204,10 @@ var errStretchRead = errors.New("stretch read")
 // each calls fn with each record of the history at path from offset on,
 // and where its line begins (history.Each).
 func each(path string, offset int64, fn func(*history.Record, int64) error) error {
-	file, err := os.Open(path)
+	file, err := history.Open(path, offset)
 	if err != nil {
-		return fmt.Errorf("read history: %w", err)
+		return err
 	}
 	defer file.Close()
-	if _, err := file.Seek(offset, io.SeekStart); err != nil {
-		return fmt.Errorf("read history: %w", err)
-	}
 	return history.Each(file, fn)
 }

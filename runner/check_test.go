@@ -1,10 +1,15 @@
 package runner
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/locktest/locktest/checker"
@@ -127,6 +132,65 @@ func TestRecheckMatchesAnalyze(t *testing.T) {
 			if string(got) != string(want) {
 				t.Errorf("recheck gives\n%s\nanalyze gives\n%s", got, want)
 			}
+
+			// Too long to draw whole, as a soak's history is: checked as
+			// it is read, the same results but for a note of what the
+			// plots show, and the report drawn.
+			defer func(n int64) { wholeHistoryBytes = n }(wholeHistoryBytes)
+			wholeHistoryBytes = 0
+			long, err := Analyze(dir, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			i := slices.IndexFunc(long.Notes, func(n string) bool { return strings.Contains(n, "too long to draw whole") })
+			if i < 0 || r.unstreamable {
+				if i >= 0 || !r.unstreamable {
+					t.Fatalf("notes %q: want one of the plots' window unless the history cannot stream", long.Notes)
+				}
+			} else {
+				long.Notes = slices.Delete(long.Notes, i, i+1)
+			}
+			if got, _ := json.MarshalIndent(long, "", " "); string(got) != string(want) {
+				t.Errorf("analyze of a history too long to draw gives\n%s\nanalyze gives\n%s", got, want)
+			}
+			if _, err := os.Stat(filepath.Join(dir, reports.TimelinePNG)); err != nil {
+				t.Error(err)
+			}
+
+			// In compressed segments, as a long run leaves it, the same.
+			segment(t, filepath.Join(dir, reports.HistoryFile))
+			segmented, err := Recheck(dir, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := json.MarshalIndent(segmented, "", " "); string(got) != string(want) {
+				t.Errorf("recheck of the history in segments gives\n%s\nanalyze gives\n%s", got, want)
+			}
 		})
+	}
+}
+
+// segment cuts the history at path into two compressed segments (a third
+// each) and the live file's rest, as history.Writer leaves a long one.
+func segment(t *testing.T, path string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rest := data
+	for n := 1; n <= 2; n++ {
+		cut := bytes.IndexByte(rest[len(data)/3:], '\n') + len(data)/3 + 1
+		var zipped bytes.Buffer
+		zw := gzip.NewWriter(&zipped)
+		zw.Write(rest[:cut])
+		zw.Close()
+		if err := os.WriteFile(fmt.Sprintf("%s.%06d.gz", path, n), zipped.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		rest = rest[cut:]
+	}
+	if err := os.WriteFile(path, rest, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

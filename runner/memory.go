@@ -2,8 +2,9 @@ package runner
 
 import (
 	"math"
-	"os"
 	"runtime/debug"
+
+	"github.com/locktest/locktest/history"
 )
 
 // heapPerHistoryByte is the heap analyze may use per byte of
@@ -23,10 +24,10 @@ const minHeapLimit = 256 << 20
 // stands. The returned function restores the previous limit.
 func limitHeap(path string) (restore func()) {
 	prev := debug.SetMemoryLimit(-1)
-	info, err := os.Stat(path)
+	size, err := history.Size(path)
 	if prev != math.MaxInt64 || err != nil {
 		return func() {}
 	}
-	debug.SetMemoryLimit(max(minHeapLimit, int64(heapPerHistoryByte*float64(info.Size()))))
+	debug.SetMemoryLimit(max(minHeapLimit, int64(heapPerHistoryByte*float64(size))))
 	return func() { debug.SetMemoryLimit(prev) }
 }

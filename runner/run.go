@@ -803,6 +803,9 @@ func analyze(dir string, cfg Resolved, write bool, writing func()) (reports.Resu
 		res.Notes = append(res.Notes, "the history's last line was cut off (killed run): checked the complete prefix")
 	}
 	res.Records = found.scan.records
+	if found.window != "" {
+		res.Notes = append(res.Notes, found.window)
+	}
 	res.Notes = append(res.Notes, truncatedLogs(dir)...)
 	res.Checks, res.Metrics = found.checks, found.metrics
 	res.Verdict = res.Checks.Verdict(cfg.Workload.NeedsResource)

@@ -303,17 +303,19 @@ func (s *Server) load(p string, detail bool) (Run, error) {
 		r.Progress = "no results: the run ended before its check (killed?)"
 		return r, nil
 	}
-	f, err := s.root.Open(path.Join(p, reports.HistoryFile))
+	h, err := history.OpenFS(s.root.FS(), path.Join(p, reports.HistoryFile), 0)
 	if err == nil {
 		// A line being written, or cut off by a kill, ends the history early:
 		// what comes before it counts.
-		recs, _ := history.Read(f)
-		f.Close()
-		r.Tally.Add(recs...)
+		sc := history.NewScanner(h)
+		for sc.Scan() {
+			r.Tally.Add(sc.Record())
+		}
+		h.Close()
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return r, err
 	}
-	f, err = s.root.Open(path.Join(p, reports.SamplesFile))
+	f, err := s.root.Open(path.Join(p, reports.SamplesFile))
 	if err == nil {
 		if smp, ok := live.LatestSample(f); ok {
 			r.Memory = live.MemoryText(smp)
