@@ -159,6 +159,19 @@ func (c *Checker) hand(t int64) {
 	}
 }
 
+// Violated hands on the ops that can be, and reports which checks found a
+// violation in the segments decided so far. It is final: the ops of a
+// segment handed on have ended and are placed, and what comes after them
+// only adds constraints. A run that stops at its first violation watches
+// it (--stop-on-violation); segments are decided on workers, so a
+// violation handed on now is seen by a later call.
+func (c *Checker) Violated() (mutex, resource bool) {
+	if c.err == nil {
+		c.hand(c.latest - int64(history.AppendSkew))
+	}
+	return c.stream.mutex.invalid(), c.stream.resource.invalid()
+}
+
 // Report ends the check: the history ended with the last record added.
 // It must be called, after an error too (the check's workers stop then),
 // and only once; after an error its verdicts mean nothing.

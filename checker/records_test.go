@@ -215,3 +215,50 @@ func TestCheckFileRefusesDamage(t *testing.T) {
 		t.Errorf("%v, want %v", err, want)
 	}
 }
+
+// TestViolatedAsTheHistoryGrows: a Checker fed a history a batch at a time
+// (as --stop-on-violation feeds it) reports the violation before the
+// history ends, soon after the overlapping section, and a valid history
+// never.
+func TestViolatedAsTheHistoryGrows(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		gen  historytest.Counter
+		want bool
+	}{
+		{"valid", historytest.Counter{Clients: 5, Keys: 1, Ops: 20_000, Seed: 3}, false},
+		{"a lost update", historytest.Counter{Clients: 5, Keys: 1, Ops: 20_000, Seed: 3, Overlaps: 1}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			recs := tc.gen.Records()
+			c := NewChecker(Options{Timeout: time.Minute})
+			defer c.Report()
+			seenAt := -1
+			for i := range recs {
+				if err := c.Add(&recs[i]); err != nil {
+					t.Fatal(err)
+				}
+				if i%500 != 499 {
+					continue
+				}
+				// Workers decide what is handed on: give them a moment.
+				for range 10 {
+					if _, resource := c.Violated(); resource {
+						seenAt = i
+						break
+					}
+					time.Sleep(time.Millisecond)
+				}
+				if seenAt >= 0 {
+					break
+				}
+			}
+			if got := seenAt >= 0; got != tc.want {
+				t.Fatalf("violation seen: %v (at record %d of %d); want %v", got, seenAt, len(recs), tc.want)
+			}
+			if tc.want && seenAt == len(recs)-1 {
+				t.Fatalf("seen only with the last record")
+			}
+		})
+	}
+}

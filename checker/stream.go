@@ -143,6 +143,13 @@ func (s *stream) work() {
 	}
 }
 
+// invalid reports whether a segment decided so far is illegal.
+func (c *modelCheck) invalid() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.verdict == Invalid
+}
+
 // finish hands on what every cutter holds, waits for the workers and
 // returns the two checks' results.
 func (s *stream) finish(start int64, timeout time.Duration) (mutex, resource Result) {
