@@ -37,6 +37,10 @@ type checkedHistory struct {
 // plots show plotRecords of its records (window). A variable for tests.
 var wholeHistoryBytes int64 = 128 << 20
 
+// drawnWhole says whether a history of size bytes is read whole: only for
+// a report, and only up to wholeHistoryBytes.
+func drawnWhole(size int64, report bool) bool { return report && size <= wholeHistoryBytes }
+
 // plotRecords is how many records the history plots of a history too long
 // to draw whole show: minutes of a fast run, most of an hour's soak.
 const plotRecords = 200_000
@@ -52,7 +56,7 @@ func checkHistory(dir string, cfg Resolved, report bool) (checkedHistory, error)
 	opt := checker.Options{Timeout: time.Duration(cfg.CheckTimeout), TTL: time.Duration(cfg.TTL)}
 	var f checkedHistory
 	size, err := history.Size(path)
-	whole := report && size <= wholeHistoryBytes
+	whole := drawnWhole(size, report)
 	if !whole && err == nil {
 		f, err = checkStream(path, cfg, opt)
 		if errors.Is(err, checker.ErrOutOfOrder) {

@@ -793,7 +793,7 @@ func analyze(dir string, cfg Resolved, write bool, writing func()) (reports.Resu
 			return res, unwritable(dir, err)
 		}
 	}
-	defer limitHeap(filepath.Join(dir, reports.HistoryFile))()
+	defer limitHeap(filepath.Join(dir, reports.HistoryFile), write)()
 	found, err := checkHistory(dir, cfg, write)
 	if err != nil {
 		return res, err
