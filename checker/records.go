@@ -45,6 +45,12 @@ type Checker struct {
 	start, latest int64
 	records       int
 	err           error
+	// The ops handed on are cut into segments on a goroutine of their own
+	// (cutOps), in batches: reading the history, pairing and ordering its
+	// ops, and cutting them take about as long each, and go side by side.
+	batch []*history.Op
+	cuts  chan []*history.Op
+	cut   chan struct{} // closed when every batch is cut
 }
 
 // queueKey names the ops of one key in one model.
@@ -66,7 +72,28 @@ type opQueue struct {
 // NewChecker starts a check; opt.Timeout counts from now.
 func NewChecker(opt Options) *Checker {
 	opt = withDefaults(opt)
-	return &Checker{opt: opt, stream: newStream(opt), queues: map[queueKey]*opQueue{}, start: history.Never}
+	c := &Checker{opt: opt, stream: newStream(opt), queues: map[queueKey]*opQueue{}, start: history.Never,
+		cuts: make(chan []*history.Op, 4), cut: make(chan struct{})}
+	go c.cutOps()
+	return c
+}
+
+// cutOps hands the batches of ops on to the stream, in order.
+func (c *Checker) cutOps() {
+	defer close(c.cut)
+	for b := range c.cuts {
+		for _, op := range b {
+			c.stream.add(op)
+		}
+	}
+}
+
+// send sends the batch of ops handed on to be cut.
+func (c *Checker) send() {
+	if len(c.batch) > 0 {
+		c.cuts <- c.batch
+		c.batch = make([]*history.Op, 0, cap(c.batch))
+	}
 }
 
 // handEvery is how many records go by between two looks for ops to hand
@@ -117,7 +144,7 @@ func (c *Checker) begin(op *history.Op) {
 	case history.FIncr, history.FRead:
 		k = queueKey{op.Key, false}
 	default:
-		c.stream.add(op) // in neither model, whatever its outcome
+		c.batch = append(c.batch, op) // in neither model, whatever its outcome
 		return
 	}
 	q, ok := c.queues[k]
@@ -151,12 +178,13 @@ func (c *Checker) hand(t int64) {
 			q.ops[q.head] = nil
 			q.last, q.handed = op.Call, true
 			c.stats.add(op)
-			c.stream.add(op)
+			c.batch = append(c.batch, op)
 		}
 		if q.head > 1024 && 2*q.head > len(q.ops) {
 			q.ops, q.head = shift(q.ops, 0, q.head), 0
 		}
 	}
+	c.send()
 }
 
 // Violated hands on the ops that can be, and reports which checks found a
@@ -180,6 +208,8 @@ func (c *Checker) Report() Report {
 		c.meter.Add(op)
 	}
 	c.hand(math.MaxInt64)
+	close(c.cuts)
+	<-c.cut
 	start := c.start
 	if start == history.Never {
 		start = 0
