@@ -228,3 +228,18 @@ func TestDocsReferencesResolve(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Every suite file shipped loads, and its scenarios resolve: a typo in
+// one not run by any test (soak.yaml's hour-long runs) is caught here.
+func TestShippedSuitesLoad(t *testing.T) {
+	files, err := filepath.Glob("../suites/*.yaml")
+	if err != nil || len(files) < 5 {
+		t.Fatalf("suites: %v %v", files, err)
+	}
+	for _, path := range files {
+		name := strings.TrimSuffix(filepath.Base(path), ".yaml")
+		if f := loadShipped(t, name); len(f.Scenarios) == 0 {
+			t.Errorf("%s: no scenario", path)
+		}
+	}
+}
