@@ -106,7 +106,7 @@ func TestBadArguments(t *testing.T) {
 		args []string
 		want string // the whole line, or a part of it
 	}{
-		{[]string{"frobnicate"}, `locktest: unknown command "frobnicate" (valid: analyze, compare, completion, deps, envelope, explore, images, list, run, serve, suite, version); see locktest --help`},
+		{[]string{"frobnicate"}, `locktest: unknown command "frobnicate" (valid: analyze, compare, completion, deps, envelope, explore, heal, images, list, run, serve, suite, version); see locktest --help`},
 		{[]string{"frobnicate", "--impl", "x"}, "locktest: unknown flag --impl; see locktest --help"},
 		{[]string{"help", "bogus"}, `locktest help: unknown command "bogus"`},
 		{[]string{"help", "suite", "bogus"}, `locktest help: unknown command "bogus" (valid: check, merge, run); see locktest suite --help`},
