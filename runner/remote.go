@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
+	"github.com/locktest/locktest/cluster"
 	"github.com/locktest/locktest/cluster/remote"
 	"github.com/locktest/locktest/reports"
 	"github.com/locktest/locktest/scenario"
@@ -31,6 +33,28 @@ func dialNodes(ctx context.Context, cfg Resolved) ([]*remote.Host, error) {
 	hosts, err := remote.Dial(ctx, SSHOptions(cfg.Config))
 	if err != nil {
 		return nil, &BadConfigError{err}
+	}
+	// The servers' programs, as the control host finds them (CheckBinaries
+	// found them all): locktest installs nothing on a host.
+	var paths []string
+	for b, p := range binaries(cfg) {
+		if p == "" || b == "cc" { // the user's program and the compiler run here
+			continue
+		}
+		if path, err := cluster.LookBinary(b, p); err == nil {
+			paths = append(paths, path)
+		}
+	}
+	slices.Sort(paths)
+	if err := remote.CheckPrograms(ctx, hosts, paths); err != nil {
+		for _, h := range hosts {
+			h.Close()
+		}
+		var missing *remote.MissingBinaryError
+		if errors.As(err, &missing) {
+			return nil, &BadConfigError{err}
+		}
+		return nil, err
 	}
 	return hosts, nil
 }

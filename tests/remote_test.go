@@ -137,8 +137,24 @@ func startStandIns(t *testing.T, work string, n int) standIns {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := cluster.Start(cluster.Spec{Name: name + "-sshd", Path: "/usr/sbin/sshd", Args: []string{"-D", "-e", "-f", conf},
-			Dir: work, Log: log, Net: e})
+		spec := cluster.Spec{Name: name + "-sshd", Path: "/usr/sbin/sshd", Args: []string{"-D", "-e", "-f", conf}, Dir: work, Log: log, Net: e}
+		if i == n-1 {
+			// The last host lacks redis-server: its sshd, and so all it
+			// runs, sees an empty file that is no program in its place,
+			// in a mount namespace of its own.
+			redis, err := exec.LookPath("redis-server")
+			if err != nil {
+				t.Fatal(err)
+			}
+			empty := filepath.Join(work, "not-a-program")
+			if err := os.WriteFile(empty, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			spec.Args = append([]string{"--mount", "--propagation", "private", "sh", "-c",
+				`mount --bind "$0" "$1" && shift && exec "$@"`, empty, redis, spec.Path}, spec.Args...)
+			spec.Path = "unshare"
+		}
+		p, err := cluster.Start(spec)
 		if err != nil {
 			t.Fatalf("sshd of %s: %v", name, err)
 		}
@@ -183,7 +199,7 @@ func waitListening(t *testing.T, addr string) {
 func remoteNodesInLab(t *testing.T) {
 	work := os.Getenv("LOCKTEST_TEST_WORK")
 	s := startStandIns(t, work, 4)
-	unreachable := s.ips[3] + ":2222" // a host with no SSH server there
+	unreachable := s.ips[3] + ":2222" // no SSH server listens there
 	hosts := strings.Join(s.ips[:3], ",")
 
 	t.Run("bad-key", func(t *testing.T) {
@@ -202,6 +218,10 @@ func remoteNodesInLab(t *testing.T) {
 		r := locktest(t, "run", "--impl", "redis-single", "--nodes", s.ips[0], "--ssh-user", "root", "--ssh-key", s.key,
 			"--ssh-known-hosts", other, "--ssh-dir", s.sshDir)
 		r.assertRefused(t, "its host key is not in "+other)
+	})
+	t.Run("missing-program", func(t *testing.T) {
+		r := locktest(t, append([]string{"run", "--impl", "redis-single", "--nodes", s.ips[0] + "," + s.ips[3]}, s.sshArgs(s.key)...)...)
+		r.assertRefused(t, "host "+s.ips[3]+" has no redis-server")
 	})
 	t.Run("clock-fault-refused", func(t *testing.T) {
 		r := locktest(t, append([]string{"run", "--impl", "redlock", "--fault", "redlock-clock-jump", "--nodes", hosts}, s.sshArgs(s.key)...)...)

@@ -496,3 +496,37 @@ func (p *instance) HostPid() (int, error) {
 	pid, _ := p.ids()
 	return 0, fmt.Errorf("%s runs on host %s (pid %d there), not on this one", p.name, p.host.Name, pid)
 }
+
+// CheckPrograms asks every host for the programs at paths (the control
+// host's paths of the servers a run will start), by that path or by name
+// in the host's PATH, and says which host lacks which: before a run
+// starts anything, since any host may get any node.
+func CheckPrograms(ctx context.Context, hosts []*Host, paths []string) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	var script strings.Builder
+	for _, p := range paths {
+		fmt.Fprintf(&script, "[ -x %s ] || command -v %s >/dev/null 2>&1 || echo %s\n", Quote(p), Quote(path.Base(p)), Quote(p))
+	}
+	missing := make([]string, len(hosts))
+	errs := make([]error, len(hosts))
+	var wg sync.WaitGroup
+	for i, h := range hosts {
+		wg.Go(func() {
+			var out string
+			out, errs[i] = h.Run(ctx, script.String(), nil)
+			missing[i], _, _ = strings.Cut(strings.TrimSpace(out), "\n")
+		})
+	}
+	wg.Wait()
+	for i, h := range hosts {
+		switch {
+		case errs[i] != nil:
+			return errs[i]
+		case missing[i] != "":
+			return &MissingBinaryError{Host: h.Name, Binary: missing[i]}
+		}
+	}
+	return nil
+}
