@@ -301,9 +301,6 @@ func Resolve(cfg scenario.Config) (Resolved, error) {
 		if err := f.Applies(r.Design, faults.Workload{Name: cfg.Workload, Resource: r.Workload.NeedsResource}); err != nil {
 			return r, bad("fault %s does not apply to impl %s: %v", name, cfg.Impl, err)
 		}
-		if len(cfg.Nodes) > 0 && f.Traits().ServerClocks {
-			return r, bad("fault %s moves servers' clocks, which --nodes does not do yet (the clock shim is not carried to the hosts): run it without --nodes", name)
-		}
 		if len(cfg.Servers) > 0 {
 			if err := faults.CheckUserServers(f, len(cfg.ServerPids) > 0); err != nil {
 				return r, &BadConfigError{err}

@@ -204,9 +204,11 @@ func waitListening(t *testing.T, addr string) {
 // made.
 func remoteNodesInLab(t *testing.T) {
 	work := os.Getenv("LOCKTEST_TEST_WORK")
-	s := startStandIns(t, work, 4)
-	unreachable := s.ips[3] + ":2222" // no SSH server listens there
+	s := startStandIns(t, work, 6)
+	unreachable := s.ips[0] + ":2222" // no SSH server listens there
 	hosts := strings.Join(s.ips[:3], ",")
+	five := strings.Join(s.ips[:5], ",")
+	noRedis := s.ips[5] // the last stand-in lacks redis-server
 
 	t.Run("bad-key", func(t *testing.T) {
 		r := locktest(t, append([]string{"run", "--impl", "redis-single", "--nodes", hosts}, s.sshArgs(s.badKey)...)...)
@@ -226,12 +228,8 @@ func remoteNodesInLab(t *testing.T) {
 		r.assertRefused(t, "its host key is not in "+other)
 	})
 	t.Run("missing-program", func(t *testing.T) {
-		r := locktest(t, append([]string{"run", "--impl", "redis-single", "--nodes", s.ips[0] + "," + s.ips[3]}, s.sshArgs(s.key)...)...)
-		r.assertRefused(t, "host "+s.ips[3]+" has no redis-server")
-	})
-	t.Run("clock-fault-refused", func(t *testing.T) {
-		r := locktest(t, append([]string{"run", "--impl", "redlock", "--fault", "redlock-clock-jump", "--nodes", hosts}, s.sshArgs(s.key)...)...)
-		r.assertRefused(t, "--nodes does not do yet")
+		r := locktest(t, append([]string{"run", "--impl", "redis-single", "--nodes", s.ips[0] + "," + noRedis}, s.sshArgs(s.key)...)...)
+		r.assertRefused(t, "host "+noRedis+" has no redis-server")
 	})
 
 	// Row 6 (docs/anomalies.md), with the quick suite's settings: the
@@ -318,6 +316,50 @@ func remoteNodesInLab(t *testing.T) {
 			assertNothingLeft(t, s.sshDir)
 		})
 	}
+
+	// Row 11: a Redlock holder paused past its lease, with Redlock's five
+	// servers on five hosts, one each (the resource joins the first).
+	t.Run("redlock-pause-holder", func(t *testing.T) {
+		r := locktest(t, append([]string{"run", "--impl", "redlock", "--fault", "pause-holder", "--duration", "10s", "--seed", "1",
+			"--nodes", five}, s.sshArgs(s.key)...)...)
+		if r.code != 1 {
+			t.Fatalf("exit %d, want 1 (invalid)", r.code)
+		}
+		if res := r.results(t); res.Checks.Mutex.Verdict != checker.Invalid {
+			t.Fatalf("mutex %s, want invalid (row 11)", res.Checks.Mutex.Verdict)
+		}
+		for i := range 5 {
+			log, err := os.ReadFile(filepath.Join(r.store, "latest", "nodes", fmt.Sprintf("redis-%d", i), fmt.Sprintf("redis-%d.log", i)))
+			if err != nil || !strings.Contains(string(log), "Ready to accept connections") {
+				t.Errorf("redis-%d's log (%v) lacks its start", i, err)
+			}
+		}
+		r.assertNothingLeft(t)
+		assertNothingLeft(t, s.sshDir)
+	})
+
+	// Row 8: the Redlock holder cut from 2 of 5 nodes holds the other 3;
+	// one of them jumps its clock ahead (the clock shim, copied to its
+	// host, reads the offset file the fault writes there over SSH) and
+	// expires the key, and another client takes a majority.
+	t.Run("redlock-clock-jump", func(t *testing.T) {
+		r := locktest(t, append([]string{"run", "--impl", "redlock", "--fault", "redlock-clock-jump", "--hold-min", "300ms",
+			"--hold-max", "500ms", "--duration", "24s", "--fault-interval", "3s", "--stop-on-violation", "mutex", "--seed", "1",
+			"--nodes", five}, s.sshArgs(s.key)...)...)
+		if r.code != 1 {
+			logs, _ := filepath.Glob(filepath.Join(r.store, "*", "*", "nodes", "*", "*.log"))
+			for _, l := range logs {
+				data, _ := os.ReadFile(l)
+				t.Logf("%s:\n%s", l, data)
+			}
+			t.Fatalf("exit %d, want 1 (invalid)", r.code)
+		}
+		if res := r.results(t); res.Checks.Mutex.Verdict != checker.Invalid {
+			t.Fatalf("mutex %s, want invalid (row 8)", res.Checks.Mutex.Verdict)
+		}
+		r.assertNothingLeft(t)
+		assertNothingLeft(t, s.sshDir)
+	})
 
 	// Ctrl-C is an exit path like any other: everything on the hosts is
 	// undone before locktest exits.

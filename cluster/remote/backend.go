@@ -1,7 +1,9 @@
 package remote
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -47,6 +49,7 @@ type Backend struct {
 	assigned map[string]*Host
 	next     int
 	made     map[*Host]bool // remoteDir exists there
+	shims    map[*Host]bool // the clock shim is in remoteDir there
 	offsets  []Offset
 }
 
@@ -70,7 +73,7 @@ func New(ctx context.Context, hosts []*Host, nodesDir, runDir string, opt Option
 		return nil, fmt.Errorf("--ssh-dir %s: give an absolute path whose last part names locktest (e.g. %s): heal removes only such directories", base, DefaultDir)
 	}
 	b := &Backend{nodesDir: filepath.Clean(nodesDir), remoteDir: path.Join(base, filepath.Base(runDir)), hosts: hosts, journal: j,
-		log: slog.With("backend", BackendName), assigned: map[string]*Host{}, made: map[*Host]bool{}}
+		log: slog.With("backend", BackendName), assigned: map[string]*Host{}, made: map[*Host]bool{}, shims: map[*Host]bool{}}
 	b.Measure(ctx, "start")
 	return b, nil
 }
@@ -154,10 +157,17 @@ func (b *Backend) Start(ctx context.Context, n *cluster.Node, prev cluster.Insta
 	if spec.RunAs != "" {
 		return nil, fmt.Errorf("start %s on host %s: it runs as user %s, which the ssh backend does not do yet", n.Name, h.Name, spec.RunAs)
 	}
+	if err := b.makeRunDir(ctx, h); err != nil {
+		return nil, err
+	}
 	env := make([]string, 0, len(spec.Env))
 	for _, kv := range spec.Env {
-		if strings.HasPrefix(kv, "LD_PRELOAD=") {
-			return nil, fmt.Errorf("start %s on host %s: the clock shim is not carried to hosts yet: clock faults do not run with --nodes", n.Name, h.Name)
+		if shim, ok := strings.CutPrefix(kv, "LD_PRELOAD="); ok {
+			remoteShim, err := b.copyShim(ctx, h, shim)
+			if err != nil {
+				return nil, err
+			}
+			kv = "LD_PRELOAD=" + remoteShim
 		}
 		env = append(env, b.rewrite(kv))
 	}
@@ -165,8 +175,22 @@ func (b *Backend) Start(ctx context.Context, n *cluster.Node, prev cluster.Insta
 	for i, a := range spec.Args {
 		args[i] = b.rewrite(a)
 	}
-	if err := b.makeRunDir(ctx, h); err != nil {
-		return nil, err
+	if n.Clock != nil {
+		// The server's shim maps the host's copy of the offset file
+		// (copied below with the node's directory): every offset the
+		// faults set is written there too, in place, as the shim maps it.
+		file := b.rewrite(n.Clock.Path())
+		n.Clock.Mirror(func(d time.Duration) error {
+			var word [8]byte
+			binary.LittleEndian.PutUint64(word[:], uint64(d))
+			ctx, cancel := opCtx()
+			defer cancel()
+			cmd := "dd of=" + Quote(file) + " bs=8 count=1 iflag=fullblock conv=notrunc status=none"
+			if _, err := h.Run(ctx, cmd, bytes.NewReader(word[:])); err != nil {
+				return fmt.Errorf("move the clock of %s: %w", n.Name, err)
+			}
+			return nil
+		})
 	}
 	dir := b.rewrite(spec.Dir)
 	if err := b.copyDir(ctx, h, spec.Dir, n.Name+".log"); err != nil {
@@ -177,6 +201,34 @@ func (b *Backend) Start(ctx context.Context, n *cluster.Node, prev cluster.Insta
 		return nil, err
 	}
 	return p, nil
+}
+
+// copyShim copies the clock shim (built on the control host: the hosts
+// must share its architecture and C library) into the run's directory on
+// h, once, and returns its path there.
+func (b *Backend) copyShim(ctx context.Context, h *Host, local string) (string, error) {
+	to := path.Join(b.remoteDir, "clockshim.so")
+	b.mu.Lock()
+	done := b.shims[h]
+	b.mu.Unlock()
+	if done {
+		return to, nil
+	}
+	data, err := os.ReadFile(local)
+	if err != nil {
+		return "", fmt.Errorf("clock shim: %w", err)
+	}
+	// Into a file of its own, then renamed: hosts that share a file
+	// system (an NFS home; the test's stand-ins) would otherwise truncate
+	// the library under servers that have it mapped, which crash.
+	tmp := fmt.Sprintf("%s.%s.tmp", to, Quote(h.Name))
+	if _, err := h.Run(ctx, fmt.Sprintf("cat > %s && mv -f %s %s", Quote(tmp), Quote(tmp), Quote(to)), bytes.NewReader(data)); err != nil {
+		return "", fmt.Errorf("copy the clock shim: %w", err)
+	}
+	b.mu.Lock()
+	b.shims[h] = true
+	b.mu.Unlock()
+	return to, nil
 }
 
 // makeRunDir makes the run's directory on h, recording it first.
@@ -291,6 +343,21 @@ type instance struct {
 	started string // /proc/PID/stat field 22
 	paused  bool
 	logSent int64 // bytes of server.out copied into log
+	// seen and seenAt cache the last state asked: Exited and Stopped come
+	// in pairs (the final heal asks both of every node), and Sentinel's
+	// role follower asks every 200 ms; each ask is a session on the host.
+	seen   string
+	seenAt time.Time
+}
+
+// stateTTL is how long an asked state stands for the next ask. Every act
+// of locktest's own on the server (start, signal, kill) forgets it.
+const stateTTL = 250 * time.Millisecond
+
+func (p *instance) forget() {
+	p.mu.Lock()
+	p.seenAt = time.Time{}
+	p.mu.Unlock()
 }
 
 // missingStatus is the exit status the start script gives for a missing
@@ -335,7 +402,7 @@ echo "$p ${20}"
 		return fmt.Errorf("start %s on host %s: pid %q: %w", p.name, p.host.Name, f[0], err)
 	}
 	p.mu.Lock()
-	p.pid, p.started, p.paused = pid, f[1], false
+	p.pid, p.started, p.paused, p.seenAt = pid, f[1], false, time.Time{}
 	p.mu.Unlock()
 	return p.journal.Record(Entry{Host: p.host.Name, Do: DoPid, Pid: pid, Start: f[1], Node: p.name})
 }
@@ -353,6 +420,7 @@ func (p *instance) ids() (int, string) {
 // signal sends sig to the server's process group, if it is still the
 // process started.
 func (p *instance) signal(sig string) error {
+	defer p.forget()
 	pid, start := p.ids()
 	ctx, cancel := opCtx()
 	defer cancel()
@@ -370,6 +438,22 @@ kill -%s -$p`, pid, Quote(start), sig)
 // state is the server's process state letter (R, S, T, …), "" when it is
 // gone (or a zombie, or the pid is another process's now).
 func (p *instance) state() (string, error) {
+	p.mu.Lock()
+	if time.Since(p.seenAt) < stateTTL {
+		defer p.mu.Unlock()
+		return p.seen, nil
+	}
+	p.mu.Unlock()
+	st, err := p.askState()
+	if err == nil {
+		p.mu.Lock()
+		p.seen, p.seenAt = st, time.Now()
+		p.mu.Unlock()
+	}
+	return st, err
+}
+
+func (p *instance) askState() (string, error) {
 	pid, start := p.ids()
 	ctx, cancel := opCtx()
 	defer cancel()
@@ -431,6 +515,7 @@ func (p *instance) Exited() (bool, error) {
 // Kill kills the server's process group (continued first) and waits until
 // it is gone.
 func (p *instance) Kill() error {
+	defer p.forget()
 	pid, start := p.ids()
 	ctx, cancel := opCtx()
 	defer cancel()
@@ -448,6 +533,7 @@ func (p *instance) Kill() error {
 // Stop asks the server to exit (SIGTERM to its group, continued first),
 // kills it after grace, and copies its output into the node's log.
 func (p *instance) Stop(grace time.Duration) error {
+	defer p.forget()
 	pid, start := p.ids()
 	ctx, cancel := context.WithTimeout(context.Background(), grace+30*time.Second)
 	defer cancel()
