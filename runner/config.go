@@ -353,6 +353,10 @@ func checkNodes(cfg scenario.Config) error {
 		return fmt.Errorf("--nodes runs the servers on other hosts over SSH: drop --backend %s", cfg.Backend)
 	case len(cfg.Servers) > 0:
 		return errors.New("--nodes and --servers exclude each other: locktest starts the servers on --nodes, and never starts yours")
+	case cfg.SSHDir != "":
+		if err := remote.CheckDir(cfg.SSHDir); err != nil {
+			return err
+		}
 	}
 	return remote.ParseHosts(cfg.Nodes)
 }

@@ -67,15 +67,24 @@ func New(ctx context.Context, hosts []*Host, nodesDir, runDir string, opt Option
 	if base == "" {
 		base = DefaultDir
 	}
-	if !path.IsAbs(base) || !strings.Contains(path.Base(base), "locktest") {
+	if err := CheckDir(base); err != nil {
 		closeAll(hosts)
 		j.Close()
-		return nil, fmt.Errorf("--ssh-dir %s: give an absolute path whose last part names locktest (e.g. %s): heal removes only such directories", base, DefaultDir)
+		return nil, err
 	}
 	b := &Backend{nodesDir: filepath.Clean(nodesDir), remoteDir: path.Join(base, filepath.Base(runDir)), hosts: hosts, journal: j,
 		log: slog.With("backend", BackendName), assigned: map[string]*Host{}, made: map[*Host]bool{}, shims: map[*Host]bool{}}
 	b.Measure(ctx, "start")
 	return b, nil
+}
+
+// CheckDir validates --ssh-dir: an absolute path whose last part names
+// locktest, as heal removes only run directories under such a name.
+func CheckDir(dir string) error {
+	if !path.IsAbs(dir) || !strings.Contains(path.Base(dir), "locktest") {
+		return fmt.Errorf("--ssh-dir %s: give an absolute path whose last part names locktest (e.g. %s): heal removes only directories under such a name", dir, DefaultDir)
+	}
+	return nil
 }
 
 func closeAll(hosts []*Host) {
