@@ -155,7 +155,7 @@ func newRoot(name string, stdout, stderr io.Writer) *cobra.Command {
 	root.SetFlagErrorFunc(flagError)
 	root.SetHelpCommand(helpCommand())
 	root.AddCommand(runCommand(), exploreCommand(), envelopeCommand(), analyzeCommand(),
-		compareCommand(), serveCommand(), suiteCommand(), listCommand(), depsCommand(), imagesCommand(), versionCommand())
+		compareCommand(), serveCommand(), suiteCommand(), listCommand(), depsCommand(), imagesCommand(), healCommand(), versionCommand())
 	root.AddCommand(internalCommands()...)
 	// Cobra would add these as it executes; added here, the help and the
 	// generated docs list them too.

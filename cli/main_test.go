@@ -106,7 +106,7 @@ func TestBadArguments(t *testing.T) {
 		args []string
 		want string // the whole line, or a part of it
 	}{
-		{[]string{"frobnicate"}, `locktest: unknown command "frobnicate" (valid: analyze, compare, completion, deps, envelope, explore, images, list, run, serve, suite, version); see locktest --help`},
+		{[]string{"frobnicate"}, `locktest: unknown command "frobnicate" (valid: analyze, compare, completion, deps, envelope, explore, heal, images, list, run, serve, suite, version); see locktest --help`},
 		{[]string{"frobnicate", "--impl", "x"}, "locktest: unknown flag --impl; see locktest --help"},
 		{[]string{"help", "bogus"}, `locktest help: unknown command "bogus"`},
 		{[]string{"help", "suite", "bogus"}, `locktest help: unknown command "bogus" (valid: check, merge, run); see locktest suite --help`},
@@ -133,6 +133,15 @@ func TestBadArguments(t *testing.T) {
 		{[]string{"run", "--impl", "redis-single", "--fault", "latency", "--fault-duration2", "1s", "--store", missing}, "--fault-duration2 is the length of the second fault of a pair"},
 		{[]string{"run", "--impl", "redis-single", "--scenario", "latest", "--store", missing}, `--scenario: name "latest": the store uses it`},
 		{[]string{"run", "--impl", "redis-single", "--store", ""}, `--store "": give a directory`},
+		{[]string{"run", "--impl", "redis-single", "--backend", "ssh", "--store", missing}, "--backend ssh needs --nodes HOST,...: the hosts to run the servers on"},
+		{[]string{"run", "--impl", "redis-single", "--ssh-key", "k", "--store", missing}, "--ssh-user, --ssh-key, --ssh-known-hosts and --ssh-dir only apply with --nodes"},
+		{[]string{"run", "--impl", "redis-single", "--nodes", "a,b:x", "--store", missing}, `--nodes: "b:x": port "x" is not a port`},
+		{[]string{"run", "--impl", "redis-single", "--nodes", "a,root@a:22", "--store", missing}, "--nodes: root@a:22 is given twice"},
+		{[]string{"run", "--impl", "redis-single", "--nodes", "a", "--backend", "docker", "--store", missing}, "--nodes runs the servers on other hosts over SSH: drop --backend docker"},
+		{[]string{"run", "--impl", "redis-single", "--nodes", "a", "--servers", "127.0.0.1:1", "--store", missing}, "--nodes and --servers exclude each other"},
+		{[]string{"run", "--impl", "redis-single", "--nodes", "a", "--ssh-dir", "/tmp/x", "--store", missing}, "--ssh-dir /tmp/x: give an absolute path whose last part names locktest"},
+		{[]string{"run", "--impl", "redis-single", "--nodes", "a", "--fault", "loss", "--store", missing}, "fault loss needs the kernel's network (--network netns), but --nodes runs the servers on other hosts"},
+		{[]string{"heal", "--dir", missing}, "locktest heal: --dir " + missing + ": no undo list"},
 		{[]string{"explore"}, "locktest explore: --impl is required"},
 		{[]string{"explore", "--impl", "redis-single", "--budget", "0s"}, "--budget must be positive"},
 		{[]string{"envelope", "--impl", "redis-single"}, "locktest envelope: give exactly one --fault to sweep"},

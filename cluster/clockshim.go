@@ -83,6 +83,21 @@ type NodeClock struct {
 	path string
 	mu   sync.Mutex
 	mem  []byte
+	// mirror, when set, is given every offset too: a server on another
+	// host reads a copy of the file there (Mirror).
+	mirror func(time.Duration) error
+}
+
+// Path is the offset file the server's shim maps (LOCKTEST_CLOCK_FILE).
+func (c *NodeClock) Path() string { return c.path }
+
+// Mirror makes SetOffset pass every offset to f as well, after storing it
+// here: a backend whose servers run on other hosts (cluster/remote) keeps
+// the host's copy of the file in step. An error of f is SetOffset's.
+func (c *NodeClock) Mirror(f func(time.Duration) error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.mirror = f
 }
 
 func newNodeClock(path string) (*NodeClock, error) {
@@ -113,6 +128,9 @@ func (c *NodeClock) SetOffset(d time.Duration) error {
 		return errors.New("clock " + c.path + " is closed")
 	}
 	atomic.StoreInt64(c.word(), int64(d))
+	if c.mirror != nil {
+		return c.mirror(d)
+	}
 	return nil
 }
 

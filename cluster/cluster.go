@@ -55,6 +55,15 @@ func NewOn(dir, backend string) (*Cluster, error) {
 	return c, nil
 }
 
+// NewWith returns a cluster whose nodes run on b, a backend its caller
+// made with settings of its own (the hosts of --nodes, cluster/remote),
+// which NewOn's factories do not take.
+func NewWith(dir string, b Backend) *Cluster {
+	c := &Cluster{Dir: dir, backend: b}
+	trackBackend(c)
+	return c
+}
+
 // ReserveHost returns the host the node called name will listen on, so
 // that a deploy function can write it into configurations before the
 // node starts (see Backend.Reserve).

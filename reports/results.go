@@ -73,7 +73,27 @@ type Results struct {
 	// the servers over the run (SamplesFile); nil for a run without
 	// samples.
 	Resources *Resources `json:"resources,omitempty"`
+	// ClockOffsets are the clocks of the hosts of a run with --nodes, as
+	// measured from the control host at its start and its end
+	// (ClockOffsetsFile): the history is stamped on the control host, and
+	// the servers' clocks are the hosts'.
+	ClockOffsets []ClockOffset `json:"clock_offsets,omitempty"`
 }
+
+// ClockOffset is one host's clock offset to the control host's, measured
+// as NTP does: its time minus the control host's, within ± the
+// uncertainty (half the round trip).
+type ClockOffset struct {
+	Host          string `json:"host"`
+	When          string `json:"when"`
+	OffsetNs      int64  `json:"offset_ns"`
+	UncertaintyNs int64  `json:"uncertainty_ns"`
+	Error         string `json:"error,omitempty"`
+}
+
+// ClockOffsetsFile holds a run's ClockOffsets, written by the run and
+// read by every analysis of it.
+const ClockOffsetsFile = "clock-offsets.json"
 
 // Timeout is one connection timeout of a run: the client's per-request
 // one, or a server's.

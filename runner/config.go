@@ -11,6 +11,7 @@ import (
 
 	"github.com/locktest/locktest/checker"
 	"github.com/locktest/locktest/cluster"
+	"github.com/locktest/locktest/cluster/remote"
 	"github.com/locktest/locktest/faults"
 	"github.com/locktest/locktest/impls"
 	"github.com/locktest/locktest/lock"
@@ -91,6 +92,8 @@ func Network(cfg scenario.Config) string {
 // outsideLab says why the servers of cfg cannot be in a lab, or "".
 func outsideLab(cfg scenario.Config) string {
 	switch {
+	case len(cfg.Nodes) > 0 || cfg.Backend == remote.BackendName:
+		return "--nodes runs the servers on other hosts, outside any namespace locktest makes"
 	case cfg.Backend != "" && cfg.Backend != cluster.LocalBackend:
 		return fmt.Sprintf("--backend %s runs servers in containers, which locktest's lab cannot hold", cfg.Backend)
 	case len(cfg.Servers) > 0:
@@ -256,6 +259,9 @@ func Resolve(cfg scenario.Config) (Resolved, error) {
 	if err := Check(r.Config); err != nil {
 		return r, &BadConfigError{err}
 	}
+	if len(cfg.Nodes) > 0 {
+		r.Backend = remote.BackendName
+	}
 	for _, c := range cfg.StopOnViolation {
 		switch {
 		case c != checker.MutexCheck && c != checker.ResourceCheck:
@@ -333,6 +339,28 @@ func Resolve(cfg scenario.Config) (Resolved, error) {
 	return r, nil
 }
 
+// checkNodes validates --nodes and the SSH settings that go with it.
+func checkNodes(cfg scenario.Config) error {
+	ssh := cfg.SSHUser != "" || cfg.SSHKey != "" || cfg.SSHKnownHosts != "" || cfg.SSHDir != ""
+	switch {
+	case len(cfg.Nodes) == 0 && cfg.Backend == remote.BackendName:
+		return errors.New("--backend ssh needs --nodes HOST,...: the hosts to run the servers on")
+	case len(cfg.Nodes) == 0 && ssh:
+		return errors.New("--ssh-user, --ssh-key, --ssh-known-hosts and --ssh-dir only apply with --nodes")
+	case len(cfg.Nodes) == 0:
+		return nil
+	case cfg.Backend != "" && cfg.Backend != remote.BackendName:
+		return fmt.Errorf("--nodes runs the servers on other hosts over SSH: drop --backend %s", cfg.Backend)
+	case len(cfg.Servers) > 0:
+		return errors.New("--nodes and --servers exclude each other: locktest starts the servers on --nodes, and never starts yours")
+	case cfg.SSHDir != "":
+		if err := remote.CheckDir(cfg.SSHDir); err != nil {
+			return err
+		}
+	}
+	return remote.ParseHosts(cfg.Nodes)
+}
+
 // Check validates the settings that need no lookup: bounds, names and
 // the fault list. Resolve applies it to the command line and suite files,
 // and LoadRun to a stored config.json, so that a run is never analyzed
@@ -367,6 +395,7 @@ func Check(cfg scenario.Config) error {
 		{cfg.Eviction == "" || slices.Contains(cluster.EvictionPolicies, cfg.Eviction), fmt.Sprintf("--eviction %q: valid are %s", cfg.Eviction, strings.Join(cluster.EvictionPolicies, ", "))},
 		{cfg.Loss > 0 && cfg.Loss <= 1, fmt.Sprintf("--loss %v: must be a probability above 0 and at most 1", cfg.Loss)},
 		{cluster.CheckBackend(cfg.Backend) == nil, fmt.Sprint("--backend: ", cluster.CheckBackend(cfg.Backend))},
+		{checkNodes(cfg) == nil, fmt.Sprint(checkNodes(cfg))},
 		{cfg.Store != "", `--store "": give a directory (an empty name would write into the current directory)`},
 		{CheckName(cfg.Scenario) == nil, fmt.Sprint("--scenario: ", CheckName(cfg.Scenario))},
 	}

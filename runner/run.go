@@ -22,6 +22,7 @@ import (
 	"github.com/locktest/locktest/clock"
 	"github.com/locktest/locktest/cluster"
 	"github.com/locktest/locktest/cluster/container"
+	"github.com/locktest/locktest/cluster/remote"
 	"github.com/locktest/locktest/faults"
 	"github.com/locktest/locktest/history"
 	"github.com/locktest/locktest/impls"
@@ -128,6 +129,15 @@ func RunObserved(ctx context.Context, cfg Resolved, obs Observer) (reports.Resul
 		return reports.Results{}, ErrInterrupted
 	}
 	defer release()
+	hosts, err := dialNodes(ctx, cfg)
+	if err != nil {
+		return reports.Results{}, err
+	}
+	closeHosts := func() {
+		for _, h := range hosts {
+			h.Close()
+		}
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return reports.Results{}, fmt.Errorf("find own executable: %w", err)
@@ -154,12 +164,25 @@ func RunObserved(ctx context.Context, cfg Resolved, obs Observer) (reports.Resul
 		return reports.Results{Dir: dir}, err
 	}
 	var c *cluster.Cluster
-	if cfg.Network == NetworkNetns {
+	var onHosts *remote.Backend
+	switch {
+	case cfg.Network == NetworkNetns:
 		c, err = cluster.NewInLab(filepath.Join(dir, reports.NodeLogsDir))
-	} else {
+	case hosts != nil:
+		nodesDir := filepath.Join(dir, reports.NodeLogsDir)
+		if onHosts, err = remote.New(ctx, hosts, nodesDir, dir, SSHOptions(cfg.Config)); err == nil {
+			c = cluster.NewWith(nodesDir, onHosts)
+			err = writeOffsets(dir, onHosts.Offsets())
+		}
+	default:
 		c, err = cluster.NewOn(filepath.Join(dir, reports.NodeLogsDir), cfg.Backend)
 	}
 	if err != nil {
+		if c != nil {
+			_ = c.Stop()
+		} else {
+			closeHosts()
+		}
 		hist.Close()
 		return reports.Results{Dir: dir}, err
 	}
@@ -178,6 +201,14 @@ func RunObserved(ctx context.Context, cfg Resolved, obs Observer) (reports.Resul
 	}
 	if interrupted {
 		r.cluster.Kill()
+	}
+	if onHosts != nil {
+		mctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		onHosts.Measure(mctx, "end")
+		cancel()
+		if err := writeOffsets(dir, onHosts.Offsets()); err != nil {
+			r.log.Warn("recording the hosts' clocks", "err", err)
+		}
 	}
 	if err := r.cluster.Stop(); err != nil {
 		r.log.Warn("stopping servers", "err", err)
@@ -777,9 +808,19 @@ func analyze(dir string, cfg Resolved, write bool, writing func()) (reports.Resu
 	if cfg.NetworkNote != "" {
 		res.Notes = append(res.Notes, cfg.NetworkNote)
 	}
-	if len(cfg.Servers) == 0 {
+	offs, offNotes, err := readOffsets(dir)
+	if err != nil {
+		return res, err
+	}
+	res.ClockOffsets = offs
+	res.Notes = append(res.Notes, offNotes...)
+	switch {
+	case len(cfg.Nodes) > 0:
+		res.Notes = append(res.Notes, fmt.Sprintf("the servers ran on --nodes %s; histories are stamped on this host, whose clock the hosts' may not share (offsets above), and server versions are not asked there",
+			strings.Join(cfg.Nodes, ",")))
+	case len(cfg.Servers) == 0:
 		res.Servers = cluster.ServerVersions(slices.Collect(maps.Keys(binaries(cfg))))
-	} else {
+	default:
 		// The probe asks the binaries installed here, which say nothing of
 		// servers the user runs, and the resource's redis-server would
 		// read as the lock's: no versions at all.

@@ -120,9 +120,18 @@ type Config struct {
 	// order, for the faults that pause servers.
 	Servers    []string `json:"servers,omitempty"`
 	ServerPids []string `json:"server_pids,omitempty"`
-	// Backend runs the servers: "local" processes (the default) or
-	// "docker" containers (cluster.RegisterBackend).
+	// Backend runs the servers: "local" processes (the default),
+	// "docker" containers (cluster.RegisterBackend), or "ssh": the hosts
+	// of Nodes.
 	Backend string `json:"backend,omitempty"`
+	// Nodes are other hosts the servers run on, reached over SSH as
+	// Jepsen's control node reaches its nodes (cluster/remote), with the
+	// login, key, known_hosts file and directory the SSH settings give.
+	Nodes         []string `json:"nodes,omitempty"`
+	SSHUser       string   `json:"ssh_user,omitempty"`
+	SSHKey        string   `json:"ssh_key,omitempty"`
+	SSHKnownHosts string   `json:"ssh_known_hosts,omitempty"`
+	SSHDir        string   `json:"ssh_dir,omitempty"`
 	// Network is what makes the link faults: "netns" (each server and
 	// client in a network namespace of its own, faults as firewall rules;
 	// cluster.Lab), "proxy" (a TCP proxy per path), or "auto" / "" (the

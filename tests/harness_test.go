@@ -23,6 +23,9 @@ import (
 // binary is the locktest executable built for this test run.
 var binary string
 
+// testBinaryEnv hands binary to a re-run of the test binary.
+const testBinaryEnv = "LOCKTEST_TEST_BINARY"
+
 func TestMain(m *testing.M) {
 	// A docker cluster started in this process (docker_test.go) spawns its
 	// watchdog from this very binary.
@@ -33,6 +36,12 @@ func TestMain(m *testing.M) {
 	if testing.Short() {
 		fmt.Println("tests: skipped under -short: every test here builds locktest and starts real servers and processes")
 		os.Exit(0)
+	}
+	if b := os.Getenv(testBinaryEnv); b != "" {
+		// A test that re-runs this binary elsewhere (TestRemoteNodes, in
+		// a namespace of its own) hands it the locktest it built.
+		binary = b
+		os.Exit(m.Run())
 	}
 	dir, err := os.MkdirTemp("", "locktest-bin")
 	if err != nil {

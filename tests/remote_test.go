@@ -1,0 +1,474 @@
+package tests
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/locktest/locktest/checker"
+	"github.com/locktest/locktest/cluster"
+	"github.com/locktest/locktest/cluster/remote"
+)
+
+// remoteLabEnv marks the test binary TestRemoteNodes re-runs inside a
+// network namespace of its own, where the stand-in hosts are made.
+const remoteLabEnv = "LOCKTEST_TEST_REMOTE_LAB"
+
+// TestRemoteNodes runs locktest against stand-in hosts reached over SSH
+// (--nodes): network namespaces of a lab, each with its own sshd on its
+// own address. The lab's bridge must stay off the host, so the test runs
+// again in a network namespace of its own (the way locktest run re-runs
+// in its lab), and afterwards checks that nothing is left: no sshd, no
+// server, no named namespace.
+func TestRemoteNodes(t *testing.T) {
+	if os.Getenv(remoteLabEnv) == "1" {
+		remoteNodesInLab(t)
+		return
+	}
+	if err := cluster.LabSupport(); err != nil {
+		t.Fatalf("stand-in hosts are network namespaces: %v", err)
+	}
+	netnsBefore, err := exec.Command("ip", "netns", "list").CombinedOutput()
+	if err != nil {
+		t.Fatalf("ip netns list: %v: %s", err, netnsBefore)
+	}
+	work := filepath.Join(t.TempDir(), "locktest-remote")
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	// The same -run: a pattern that names subtests picks them there.
+	run := "^TestRemoteNodes$"
+	if f := flag.Lookup("test.run"); f != nil && strings.Contains(f.Value.String(), "/") {
+		run = f.Value.String()
+	}
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run", run, "-test.v", "-test.count=1")
+	cmd.Env = append(os.Environ(), remoteLabEnv+"=1", cluster.LabEnv+"=1", testBinaryEnv+"="+binary, "LOCKTEST_TEST_WORK="+work)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Run(); err != nil {
+		t.Errorf("the run in its own namespace: %v", err)
+	}
+	// The sshds' configuration and every server's directory are under
+	// work: nothing may run from there once the namespace is gone.
+	assertNothingLeft(t, work)
+	netnsAfter, err := exec.Command("ip", "netns", "list").CombinedOutput()
+	if err != nil || string(netnsAfter) != string(netnsBefore) {
+		t.Errorf("ip netns list before:\n%s\nafter (%v):\n%s", netnsBefore, err, netnsAfter)
+	}
+}
+
+// standIns is a lab with sshd stand-in hosts.
+type standIns struct {
+	work       string
+	ips        []string
+	key        string // authorized on every host
+	badKey     string // authorized nowhere
+	knownHosts string
+	sshDir     string // --ssh-dir: the hosts' run directories
+}
+
+func (s standIns) sshArgs(key string) []string {
+	return []string{"--ssh-user", "root", "--ssh-key", key, "--ssh-known-hosts", s.knownHosts, "--ssh-dir", s.sshDir}
+}
+
+func keygen(t *testing.T, path string) string {
+	t.Helper()
+	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "locktest-test", "-f", path).CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen: %v: %s", err, out)
+	}
+	pub, err := os.ReadFile(path + ".pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(pub))
+}
+
+// startStandIns makes n hosts: a lab endpoint each, with an sshd listening
+// on its address that lets root in with the test's key.
+func startStandIns(t *testing.T, work string, n int) standIns {
+	t.Helper()
+	if err := cluster.StartLab(); err != nil {
+		t.Fatal(err)
+	}
+	lab, err := cluster.NewLab()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lab.Close() })
+	// The runs the test starts are runs like any: not in this lab.
+	os.Unsetenv(cluster.LabEnv)
+	// sshd's privilege separation directory, which its package's service
+	// would make.
+	if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := standIns{work: work, key: filepath.Join(work, "id"), badKey: filepath.Join(work, "id-bad"),
+		knownHosts: filepath.Join(work, "known_hosts"), sshDir: filepath.Join(work, "locktest-hosts")}
+	pub := keygen(t, s.key)
+	keygen(t, s.badKey)
+	authorized := filepath.Join(work, "authorized_keys")
+	if err := os.WriteFile(authorized, []byte(pub+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var known []string
+	for i := range n {
+		name := fmt.Sprintf("n%d", i+1)
+		e, err := lab.Endpoint(name, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ip := e.IP.String()
+		hostKey := filepath.Join(work, name+"-hostkey")
+		known = append(known, ip+" "+keygen(t, hostKey))
+		conf := filepath.Join(work, name+"-sshd_config")
+		lines := []string{"ListenAddress " + ip, "HostKey " + hostKey, "AuthorizedKeysFile " + authorized,
+			"PermitRootLogin yes", "PasswordAuthentication no", "KbdInteractiveAuthentication no", "UsePAM no",
+			"StrictModes no", "PidFile none", "MaxSessions 100", "MaxStartups 100", "LogLevel ERROR"}
+		if err := os.WriteFile(conf, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		log, err := os.Create(filepath.Join(work, name+"-sshd.log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec := cluster.Spec{Name: name + "-sshd", Path: "/usr/sbin/sshd", Args: []string{"-D", "-e", "-f", conf}, Dir: work, Log: log, Net: e}
+		if i == n-1 {
+			// The last host lacks redis-server: its sshd, and so all it
+			// runs, sees an empty file that is no program in its place,
+			// in a mount namespace of its own.
+			redis, err := exec.LookPath("redis-server")
+			if err != nil {
+				t.Fatal(err)
+			}
+			empty := filepath.Join(work, "not-a-program")
+			if err := os.WriteFile(empty, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			spec.Args = append([]string{"--mount", "--propagation", "private", "sh", "-c",
+				`mount --bind "$0" "$1" && shift && exec "$@"`, empty, redis, spec.Path}, spec.Args...)
+			spec.Path = "unshare"
+		}
+		p, err := cluster.Start(spec)
+		if err != nil {
+			t.Fatalf("sshd of %s: %v", name, err)
+		}
+		t.Cleanup(func() {
+			// sshd serves each connection in a session of its own, which
+			// a signal to sshd's group does not reach: a connection still
+			// open (a coordinator the test failed to end) ends here too.
+			sessions := childrenOf(p.Pid())
+			_ = p.Stop(2 * time.Second)
+			for _, pid := range sessions {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+			log.Close()
+		})
+		waitListening(t, net.JoinHostPort(ip, "22"))
+		s.ips = append(s.ips, ip)
+	}
+	if err := os.WriteFile(s.knownHosts, []byte(strings.Join(known, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func waitListening(t *testing.T, addr string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sshd at %s: %v", addr, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// remoteNodesInLab is the test proper, in the namespace TestRemoteNodes
+// made.
+func remoteNodesInLab(t *testing.T) {
+	work := os.Getenv("LOCKTEST_TEST_WORK")
+	s := startStandIns(t, work, 6)
+	unreachable := s.ips[0] + ":2222" // no SSH server listens there
+	hosts := strings.Join(s.ips[:3], ",")
+	five := strings.Join(s.ips[:5], ",")
+	noRedis := s.ips[5] // the last stand-in lacks redis-server
+
+	t.Run("bad-key", func(t *testing.T) {
+		r := locktest(t, append([]string{"run", "--impl", "redis-single", "--nodes", hosts}, s.sshArgs(s.badKey)...)...)
+		r.assertRefused(t, "user root is refused with the key given")
+	})
+	t.Run("unreachable", func(t *testing.T) {
+		r := locktest(t, append([]string{"run", "--impl", "redis-single", "--nodes", s.ips[0] + "," + unreachable}, s.sshArgs(s.key)...)...)
+		r.assertRefused(t, "cannot reach its SSH server at "+unreachable)
+	})
+	t.Run("unknown-host-key", func(t *testing.T) {
+		other := filepath.Join(t.TempDir(), "known_hosts")
+		if err := os.WriteFile(other, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		r := locktest(t, "run", "--impl", "redis-single", "--nodes", s.ips[0], "--ssh-user", "root", "--ssh-key", s.key,
+			"--ssh-known-hosts", other, "--ssh-dir", s.sshDir)
+		r.assertRefused(t, "its host key is not in "+other)
+	})
+	t.Run("missing-program", func(t *testing.T) {
+		r := locktest(t, append([]string{"run", "--impl", "redis-single", "--nodes", s.ips[0] + "," + noRedis}, s.sshArgs(s.key)...)...)
+		r.assertRefused(t, "host "+noRedis+" has no redis-server")
+	})
+
+	// Row 6 (docs/anomalies.md), with the quick suite's settings: the
+	// same verdict on the hosts as on this one.
+	row6 := []string{"run", "--impl", "redis-replicated", "--fault", "failover", "--ttl", "2s", "--hold-min", "1500ms",
+		"--hold-max", "1800ms", "--duration", "15s", "--fault-interval", "3s", "--seed", "1"}
+	t.Run("failover", func(t *testing.T) {
+		local := locktest(t, row6...)
+		onHosts := locktest(t, append(append(append([]string{}, row6...), "--nodes", hosts), s.sshArgs(s.key)...)...)
+		for _, r := range []result{local, onHosts} {
+			if r.code != 1 {
+				t.Fatalf("exit %d, want 1 (invalid)", r.code)
+			}
+			res := r.results(t)
+			if res.Verdict != checker.Invalid || res.Checks.Mutex.Verdict != checker.Invalid {
+				t.Fatalf("verdict %s, mutex %s: want both invalid (row 6)", res.Verdict, res.Checks.Mutex.Verdict)
+			}
+		}
+		res := onHosts.results(t)
+		if res.Network != "proxy" {
+			t.Errorf("network %q, want proxy", res.Network)
+		}
+		// Each host's clock, measured at the start and at the end.
+		if len(res.ClockOffsets) != 6 {
+			t.Errorf("clock offsets %+v: want 3 hosts × start, end", res.ClockOffsets)
+		}
+		for _, o := range res.ClockOffsets {
+			// One kernel, one clock: the offset is within the
+			// uncertainty, give or take the time date takes to start.
+			if o.Error != "" || o.UncertaintyNs <= 0 || abs(o.OffsetNs) > o.UncertaintyNs+int64(20*time.Millisecond) {
+				t.Errorf("clock offset %+v: want measured, near 0", o)
+			}
+		}
+		// The servers ran on the hosts: their logs came back, and the
+		// nodes were spread over the three hosts.
+		log, err := os.ReadFile(filepath.Join(onHosts.store, "latest", "nodes", "redis-0", "redis-0.log"))
+		if err != nil || !strings.Contains(string(log), "Ready to accept connections") {
+			t.Errorf("redis-0's log (%v) lacks its start:\n%s", err, log)
+		}
+		// A run that ends by itself undoes everything it did on the hosts.
+		onHosts.assertNothingLeft(t)
+		assertNothingLeft(t, s.sshDir)
+		left, err := remote.Pending(filepath.Join(onHosts.store, "latest"))
+		if err != nil || len(left) != 0 {
+			t.Errorf("undo list still has %+v (%v)", left, err)
+		}
+		if dirs, _ := os.ReadDir(s.sshDir); len(dirs) != 0 {
+			t.Errorf("the hosts keep %d run directories under %s", len(dirs), s.sshDir)
+		}
+	})
+
+	// Row 9: kill-node kills the server on its host and starts it again
+	// in the same directory; without persistence it forgets the lock,
+	// with an AOF synced on every write (kept in the host's directory
+	// across the restart) it does not. A restart over SSH takes a second
+	// or so here (a kill, a start, readiness polls: sessions each), so
+	// the holds are longer than the quick suite's 1-1.5 s, which ended
+	// before the server was back (measured: valid, the kill only
+	// disturbing the clients).
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"kill-node", nil, 1},
+		{"kill-node-persist", []string{"--persist"}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"run", "--impl", "redis-single", "--fault", "kill-node", "--ttl", "10s", "--hold-min", "3s",
+				"--hold-max", "3s", "--fault-duration", "200ms", "--duration", "12s", "--seed", "1", "--nodes", hosts}, tc.args...)
+			r := locktest(t, append(args, s.sshArgs(s.key)...)...)
+			if r.code != tc.code {
+				t.Fatalf("exit %d, want %d", r.code, tc.code)
+			}
+			res := r.results(t)
+			if len(res.Checks.Faults) == 0 {
+				t.Fatal("no fault struck")
+			}
+			log, err := os.ReadFile(filepath.Join(r.store, "latest", "nodes", "redis-0", "redis-0.log"))
+			if n := strings.Count(string(log), "Ready to accept connections"); err != nil || n < 2 {
+				t.Errorf("redis-0's log (%v) shows %d starts, want the first and a restart per kill", err, n)
+			}
+			r.assertNothingLeft(t)
+			assertNothingLeft(t, s.sshDir)
+		})
+	}
+
+	// Row 11: a Redlock holder paused past its lease, with Redlock's five
+	// servers on five hosts, one each (the resource joins the first).
+	t.Run("redlock-pause-holder", func(t *testing.T) {
+		r := locktest(t, append([]string{"run", "--impl", "redlock", "--fault", "pause-holder", "--duration", "10s", "--seed", "1",
+			"--nodes", five}, s.sshArgs(s.key)...)...)
+		if r.code != 1 {
+			t.Fatalf("exit %d, want 1 (invalid)", r.code)
+		}
+		if res := r.results(t); res.Checks.Mutex.Verdict != checker.Invalid {
+			t.Fatalf("mutex %s, want invalid (row 11)", res.Checks.Mutex.Verdict)
+		}
+		for i := range 5 {
+			log, err := os.ReadFile(filepath.Join(r.store, "latest", "nodes", fmt.Sprintf("redis-%d", i), fmt.Sprintf("redis-%d.log", i)))
+			if err != nil || !strings.Contains(string(log), "Ready to accept connections") {
+				t.Errorf("redis-%d's log (%v) lacks its start", i, err)
+			}
+		}
+		r.assertNothingLeft(t)
+		assertNothingLeft(t, s.sshDir)
+	})
+
+	// Row 8: the Redlock holder cut from 2 of 5 nodes holds the other 3;
+	// one of them jumps its clock ahead (the clock shim, copied to its
+	// host, reads the offset file the fault writes there over SSH) and
+	// expires the key, and another client takes a majority.
+	t.Run("redlock-clock-jump", func(t *testing.T) {
+		r := locktest(t, append([]string{"run", "--impl", "redlock", "--fault", "redlock-clock-jump", "--hold-min", "300ms",
+			"--hold-max", "500ms", "--duration", "24s", "--fault-interval", "3s", "--stop-on-violation", "mutex", "--seed", "1",
+			"--nodes", five}, s.sshArgs(s.key)...)...)
+		if r.code != 1 {
+			logs, _ := filepath.Glob(filepath.Join(r.store, "*", "*", "nodes", "*", "*.log"))
+			for _, l := range logs {
+				data, _ := os.ReadFile(l)
+				t.Logf("%s:\n%s", l, data)
+			}
+			t.Fatalf("exit %d, want 1 (invalid)", r.code)
+		}
+		if res := r.results(t); res.Checks.Mutex.Verdict != checker.Invalid {
+			t.Fatalf("mutex %s, want invalid (row 8)", res.Checks.Mutex.Verdict)
+		}
+		r.assertNothingLeft(t)
+		assertNothingLeft(t, s.sshDir)
+	})
+
+	// Ctrl-C is an exit path like any other: everything on the hosts is
+	// undone before locktest exits.
+	t.Run("interrupt", func(t *testing.T) {
+		store := filepath.Join(t.TempDir(), "store")
+		cmd := exec.Command(binary, append([]string{"run", "--impl", "redis-single", "--fault", "pause-node", "--duration", "2m",
+			"--store", store, "--nodes", hosts}, s.sshArgs(s.key)...)...)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill() })
+		waitForFile(t, filepath.Join(store, "latest", "history.jsonl"), `"fault-start"`)
+		if err := cmd.Process.Signal(os.Interrupt); err != nil {
+			t.Fatal(err)
+		}
+		var exit *exec.ExitError
+		if err := cmd.Wait(); !errors.As(err, &exit) || exit.ExitCode() != 130 {
+			t.Fatalf("interrupted run: %v, want exit 130", err)
+		}
+		assertNothingLeft(t, s.sshDir, store)
+		left, err := remote.Pending(filepath.Join(store, "latest"))
+		if err != nil || len(left) != 0 {
+			t.Errorf("undo list still has %+v (%v)", left, err)
+		}
+	})
+
+	t.Run("heal-after-sigkill", func(t *testing.T) {
+		store := filepath.Join(t.TempDir(), "store")
+		args := append([]string{"run", "--impl", "redis-replicated", "--fault", "none", "--duration", "2m", "--store", store, "--nodes", hosts},
+			s.sshArgs(s.key)...)
+		cmd := exec.Command(binary, args...)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill() })
+		waitForFile(t, filepath.Join(store, "latest", "history.jsonl"), `"type":"ok"`)
+		if err := cmd.Process.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		_ = cmd.Wait()
+		// Nothing on another host dies with the coordinator.
+		if left := ourProcesses(t, s.sshDir); len(left) < 7 {
+			t.Fatalf("after the SIGKILL %d servers run on the hosts, want the run's 7 (3 redis, 3 sentinels, the resource):\n%s",
+				len(left), strings.Join(left, "\n"))
+		}
+		run, err := filepath.EvalSymlinks(filepath.Join(store, "latest"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := locktest(t, "heal", "--dir", run)
+		if r.code != 0 || strings.Count(r.stdout, "killed ") != 7 || strings.Count(r.stdout, "removed ") != 3 {
+			t.Fatalf("heal: exit %d, want 0 with 7 servers killed and 3 directories removed:\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		assertNothingLeft(t, s.sshDir, store)
+		if dirs, _ := os.ReadDir(s.sshDir); len(dirs) != 0 {
+			t.Errorf("the hosts keep %d run directories under %s after heal", len(dirs), s.sshDir)
+		}
+		r = locktest(t, "heal", "--dir", run)
+		if r.code != 0 || !strings.Contains(r.stdout, "nothing left to undo") {
+			t.Errorf("heal again: exit %d, want 0 saying nothing is left:\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		r = locktest(t, "heal", "--dir", t.TempDir())
+		if r.code != 254 || !strings.Contains(r.stderr, "no undo list") {
+			t.Errorf("heal of no run: exit %d, want 254 saying there is no undo list:\n%s", r.code, r.stderr)
+		}
+	})
+}
+
+// childrenOf lists the processes whose parent is pid.
+func childrenOf(pid int) []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// The fields after the command's closing parenthesis: state, ppid.
+		rest := string(stat)[strings.LastIndexByte(string(stat), ')')+1:]
+		if f := strings.Fields(rest); len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			out = append(out, child)
+		}
+	}
+	return out
+}
+
+func abs(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// waitForFile waits until the file at path holds want.
+func waitForFile(t *testing.T, path, want string) {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		data, err := os.ReadFile(path)
+		if err == nil && strings.Contains(string(data), want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never held %q (%v)", path, want, errors.Join(err))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
