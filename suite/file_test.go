@@ -202,15 +202,17 @@ func TestParseEverySetting(t *testing.T) {
 		"servers": "127.0.0.1:7000", "server_pids": "4242", "exec_checkpoints": "after-set,before-del", "checkpoint": "before-del",
 		"server_keepalive": "7s", "server_user_timeout": "2.5s", "server_idle_timeout": "1m0s", "server_io_timeout": "9s",
 		"network": "proxy", "loss": "0.2", "eviction": "allkeys-lru",
+		"nodes": "h1", "ssh_user": "root", "ssh_key": "/k", "ssh_known_hosts": "/kh", "ssh_dir": "/tmp/locktest",
 	}
 	// The servers' timeouts and eviction are refused beside servers the
 	// user runs, and no one design's servers take them all: each is a
-	// scenario of its own, on a design that takes it.
+	// scenario of its own, on a design that takes it; so is nodes, which
+	// takes no backend, with the ssh settings beside it.
 	apart := map[string]string{"server_keepalive": "postgres-advisory", "server_user_timeout": "postgres-advisory",
 		"server_idle_timeout": "mariadb-getlock", "server_io_timeout": "mariadb-getlock", "eviction": "redis-single"}
 	var set []scenario.Setting
 	src := "scenarios:\n  - name: every\n    expect: any\n"
-	var rest string
+	var rest, ssh string // ssh: nodes and the ssh settings
 	for _, s := range scenario.Settings {
 		if name := s.Name(); name != "" && name != "seed" && name != "scenario" && name != "stop_on_violation" {
 			if _, ok := values[name]; !ok {
@@ -218,13 +220,15 @@ func TestParseEverySetting(t *testing.T) {
 			}
 			if impl, ok := apart[name]; ok {
 				rest += "  - name: " + name + "\n    impl: " + impl + "\n    expect: any\n    " + name + ": " + values[name] + "\n"
+			} else if name == "nodes" || strings.HasPrefix(name, "ssh_") {
+				ssh += "    " + name + ": " + values[name] + "\n"
 			} else {
 				src += "    " + name + ": " + values[name] + "\n"
 			}
 			set = append(set, s)
 		}
 	}
-	src += rest
+	src += rest + "  - name: nodes\n    impl: redis-single\n    expect: any\n" + ssh
 	if len(set) != len(values) {
 		t.Fatalf("%d values for %d settings: drop those that are no settings", len(values), len(set))
 	}
@@ -235,7 +239,7 @@ func TestParseEverySetting(t *testing.T) {
 	for _, s := range set {
 		got := f.Scenarios[0].Runs[0].Config
 		for _, sc := range f.Scenarios {
-			if sc.Name == s.Name() {
+			if sc.Name == s.Name() || sc.Name == "nodes" && strings.HasPrefix(s.Name(), "ssh_") {
 				got = sc.Runs[0].Config
 			}
 		}
