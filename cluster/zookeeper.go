@@ -138,7 +138,8 @@ func (c *Cluster) StartZooKeeper(ctx context.Context, n int) (*Ensemble, error) 
 			_, electionPort, _ := net.SplitHostPort(election)
 			servers = append(servers, fmt.Sprintf("server.%d=%s:%s", j+1, quorum, electionPort))
 		}
-		node := &Node{Name: name(i), Kind: "zookeeper", Port: ps[i].client, ready: zooKeeperRunning, role: RoleReplica}
+		node := &Node{Name: name(i), Kind: "zookeeper", Port: ps[i].client, ready: zooKeeperRunning, role: RoleReplica,
+			sessions: &sessionCounter{what: "live connections", count: zooKeeperConnections}}
 		dir := filepath.Join(c.Dir, node.Name)
 		data := filepath.Join(dir, "data")
 		if err := os.MkdirAll(data, 0o755); err != nil {
@@ -168,7 +169,7 @@ func (c *Cluster) StartZooKeeper(ctx context.Context, n int) (*Ensemble, error) 
 			// admin web server, no JMX.
 			"forceSync=no",
 			"admin.enableServer=false",
-			"4lw.commands.whitelist=ruok,srvr",
+			"4lw.commands.whitelist=ruok,srvr,mntr", // mntr: zooKeeperConnections
 			"reconfigEnabled=false",
 		}, servers...)
 		if c.backend.BindHost() != "127.0.0.1" {
@@ -341,6 +342,24 @@ func fourLetter(ctx context.Context, addr, cmd string) (string, error) {
 	}
 	out, err := io.ReadAll(conn)
 	return string(out), err
+}
+
+// zooKeeperConnections is the server's zk_num_alive_connections (mntr)
+// less the connection that asks: a ZooKeeper client's session lives on
+// one connection at a time, and a lock's ephemeral node lives with the
+// session. A session whose client is gone outlives its connection only
+// until its timeout, which the run's last sample waits out; a connection
+// still open then is held for a client that is gone.
+func zooKeeperConnections(ctx context.Context, addr string) (int, error) {
+	out, err := fourLetter(ctx, addr, "mntr")
+	if err != nil {
+		return 0, err
+	}
+	n, err := statField(out, "zk_num_alive_connections")
+	if err != nil {
+		return 0, fmt.Errorf("mntr: %w (answered %.80q)", err, out)
+	}
+	return n - 1, nil
 }
 
 // zooKeeperRunning answers nil once the server answers ruok: the process

@@ -56,7 +56,7 @@ func TestSamplerBounded(t *testing.T) {
 	} {
 		dir := t.TempDir()
 		// An hour apart: the loop never samples, the test adds them.
-		s, err := startSamplerEvery(dir, cluster.New(t.TempDir()), slog.Default(), time.Hour, tc.most)
+		s, err := startSamplerEvery(dir, cluster.New(t.TempDir()), slog.Default(), time.Hour, tc.most, time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,7 +101,7 @@ func TestSamplerSeesClients(t *testing.T) {
 	const clients = 4
 	for _, closeFirst := range []bool{false, true} {
 		dir := t.TempDir()
-		s, err := startSamplerEvery(dir, c, slog.Default(), 50*time.Millisecond, maxSamples)
+		s, err := startSamplerEvery(dir, c, slog.Default(), 50*time.Millisecond, maxSamples, time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
