@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -95,9 +96,16 @@ func ReadSamples(dir string) ([]Sample, error) {
 		return nil, fmt.Errorf("read samples: %w", err)
 	}
 	defer f.Close()
+	return DecodeSamples(f, path)
+}
+
+// DecodeSamples reads samples from r, one a line, as ReadSamples does;
+// name is what errors call r. A reader that opens files its own way
+// (locktest serve, through its store's root) decodes them with it.
+func DecodeSamples(r io.Reader, name string) ([]Sample, error) {
 	var out []Sample
 	var bad error // a line that does not parse: the last one's is forgiven
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	sc.Buffer(nil, 1<<20)
 	for line := 1; sc.Scan(); line++ {
 		if bad != nil {
@@ -105,13 +113,13 @@ func ReadSamples(dir string) ([]Sample, error) {
 		}
 		var s Sample
 		if err := json.Unmarshal(sc.Bytes(), &s); err != nil {
-			bad = fmt.Errorf("%s line %d: %w", path, line, err)
+			bad = fmt.Errorf("%s line %d: %w", name, line, err)
 			continue
 		}
 		out = append(out, s)
 	}
 	if err := sc.Err(); err != nil {
-		return out, fmt.Errorf("read %s: %w", path, err)
+		return out, fmt.Errorf("read %s: %w", name, err)
 	}
 	return out, nil
 }
