@@ -329,6 +329,7 @@ func (s *Server) load(p string, detail bool) (Run, error) {
 	if err == nil {
 		// A line being written, or cut off by a kill, ends the history early:
 		// what comes before it counts.
+		r.Tally.Grace = time.Duration(r.Config.TTL) // as the run's samples count hits
 		sc := history.NewScanner(h)
 		for sc.Scan() {
 			r.Tally.Add(sc.Record())
