@@ -3,6 +3,7 @@ package cluster
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	"net"
 	"testing"
 	"time"
@@ -19,7 +20,7 @@ import (
 // Real servers, real clients.
 func TestSessions(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts real redis, etcd, ZooKeeper and PostgreSQL servers; run without -short")
+		t.Skip("starts real redis, etcd, ZooKeeper, PostgreSQL and MariaDB servers; run without -short")
 	}
 	ctx := context.Background()
 	cases := []struct {
@@ -91,6 +92,18 @@ func TestSessions(t *testing.T) {
 					t.Fatal(err)
 				}
 				return func() { conn.Close(ctx) }
+			}},
+		{"mariadb", func(c *Cluster) (*Node, error) { return c.StartMariaDB(ctx, "mariadb-0") },
+			func(t *testing.T, addr string) func() {
+				db, err := sql.Open("mysql", MariaDBDSN(addr))
+				if err != nil {
+					t.Fatal(err)
+				}
+				conn, err := db.Conn(ctx) // one connection held
+				if err != nil {
+					t.Fatal(err)
+				}
+				return func() { conn.Close(); db.Close() }
 			}},
 	}
 	for _, tc := range cases {
