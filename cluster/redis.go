@@ -146,7 +146,7 @@ func redisClients(ctx context.Context, addr string) (int, error) {
 }
 
 // statField reads the integer after prefix at the start of a line of
-// text (Redis's INFO, ZooKeeper's mntr).
+// text (Redis's INFO).
 func statField(text, prefix string) (int, error) {
 	for line := range strings.Lines(text) {
 		if v, ok := strings.CutPrefix(line, prefix); ok {
