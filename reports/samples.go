@@ -70,7 +70,8 @@ type ProcSample struct {
 	Clients int `json:"clients"`
 	// Sessions is what the server itself counts of its clients' sessions
 	// (cluster.Node.Sessions: Redis's connected clients, etcd's leases,
-	// ZooKeeper's live connections, PostgreSQL's client backends), nil
+	// ZooKeeper's sessions, PostgreSQL's client backends, MariaDB's
+	// connected threads), nil
 	// for a server that cannot say. A session outlives its connection
 	// where the design makes it (an etcd lease kept alive, or granted
 	// for long and never revoked), which the port's count cannot see.
