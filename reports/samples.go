@@ -71,8 +71,9 @@ type ProcSample struct {
 	// Sessions is what the server itself counts of its clients' sessions
 	// (cluster.Node.Sessions: Redis's connected clients, etcd's leases,
 	// ZooKeeper's sessions, PostgreSQL's client backends, MariaDB's
-	// connected threads), nil
-	// for a server that cannot say. A session outlives its connection
+	// connected threads), nil for a server that cannot say. PostgreSQL's
+	// clients are served by backends, not by the postmaster whose port
+	// the connections are counted on. A session outlives its connection
 	// where the design makes it (an etcd lease kept alive, or granted
 	// for long and never revoked), which the port's count cannot see.
 	Sessions *int `json:"sessions,omitempty"`
