@@ -15,7 +15,7 @@ const style = `<style>
 body { font: 14px/1.45 system-ui, sans-serif; margin: 1.5em auto; max-width: 1180px; padding: 0 1em; color: #222; }
 h1 { font-size: 1.35em; } table { border-collapse: collapse; margin: .4em 0; }
 td, th { padding: .25em .7em; border-bottom: 1px solid #eee; text-align: left; vertical-align: top; }
-th { background: #f6f6f6; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+th { background: #f6f6f6; } td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .safe { background: #e3f4e5; } .unsafe { background: #fbe2e2; } .unknown { background: #fff3d6; }
 .in-progress { background: #e3ecfb; } .stopped { background: #eee; }
 .banner { padding: .7em 1em; border-radius: 6px; margin: .8em 0; font-size: 1.1em; }
