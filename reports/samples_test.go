@@ -157,12 +157,17 @@ func TestSummaryResources(t *testing.T) {
 }
 
 // TestWriteResources: a run directory's samples reach results.json and
-// the report, as a memory and a connections plot. About 1 s.
+// the report, as plots of memory, connections, the run's figures and the
+// sessions. About 1 s.
 func TestWriteResources(t *testing.T) {
 	recs := storedHistory(t)
 	dir := t.TempDir()
 	var lines []string
-	for _, s := range growingSamples(recs[0].Time, 20) {
+	for i, s := range growingSamples(recs[0].Time, 20) {
+		// The run's figures, and redis-0's count of its sessions.
+		s.Run = &RunFigures{Ops: 10 * i, Lost: i / 10, Strikes: i / 5, Effective: i / 7}
+		n := s.Procs[1].Clients
+		s.Procs[1].Sessions, s.Procs[1].SessionsWhat = &n, "connected clients"
 		b, err := json.Marshal(s)
 		if err != nil {
 			t.Fatal(err)
@@ -187,12 +192,12 @@ func TestWriteResources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{MemoryPNG, ClientsPNG} {
+	for _, f := range []string{MemoryPNG, ClientsPNG, FiguresPNG, SessionsPNG} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Error(err)
 		}
 	}
-	for _, id := range []string{`id="memory"`, `id="connections"`} {
+	for _, id := range []string{`id="memory"`, `id="connections"`, `id="figures"`, `id="sessions"`} {
 		if !strings.Contains(string(html), id) {
 			t.Errorf("report.html has no figure %s", id)
 		}
