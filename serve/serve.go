@@ -25,7 +25,6 @@ import (
 
 	"github.com/locktest/locktest/checker"
 	"github.com/locktest/locktest/clock"
-	"github.com/locktest/locktest/history"
 	"github.com/locktest/locktest/live"
 	"github.com/locktest/locktest/reports"
 	"github.com/locktest/locktest/scenario"
@@ -42,6 +41,8 @@ type Server struct {
 	mux   *http.ServeMux
 	// hosts are the Host headers answered; nil: any (see Bind).
 	hosts []string
+	// follows are the histories of runs not checked, read as they grow.
+	follows follows
 }
 
 // New opens the store for serving. A path that is not a directory is
@@ -307,6 +308,7 @@ func (s *Server) load(p string, detail bool) (Run, error) {
 	dir.Close()
 	if !running {
 		if data, err := s.root.ReadFile(path.Join(p, reports.ResultsFile)); err == nil {
+			s.follows.forget(p)
 			r.State = Done
 			if err := json.Unmarshal(data, &r.Results); err != nil {
 				return r, fmt.Errorf("%s: %w", reports.ResultsFile, err)
@@ -325,17 +327,8 @@ func (s *Server) load(p string, detail bool) (Run, error) {
 		r.Progress = "no results: the run ended before its check (killed?)"
 		return r, nil
 	}
-	h, err := history.OpenFS(s.root.FS(), path.Join(p, reports.HistoryFile), 0)
-	if err == nil {
-		// A line being written, or cut off by a kill, ends the history early:
-		// what comes before it counts.
-		r.Tally.Grace = time.Duration(r.Config.TTL) // as the run's samples count hits
-		sc := history.NewScanner(h)
-		for sc.Scan() {
-			r.Tally.Add(sc.Record())
-		}
-		h.Close()
-	} else if !errors.Is(err, fs.ErrNotExist) {
+	// As the run's samples count hits, with its TTL as grace.
+	if r.Tally, err = s.tally(p, time.Duration(r.Config.TTL)); err != nil {
 		return r, err
 	}
 	if smp, err := s.samples(&r, detail); err != nil {
