@@ -94,14 +94,33 @@ func (s *sampler) loop(ctx context.Context) {
 	defer close(s.done)
 	t := time.NewTimer(s.interval())
 	defer t.Stop()
+	// The history is read every tallyEvery however far apart the samples
+	// grew: what it gained meanwhile is read whole, and a day's samples a
+	// minute apart would read a minute of a busy run's history at once.
+	poll := time.NewTicker(tallyEvery)
+	defer poll.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-poll.C:
+			s.poll()
 		case <-t.C:
 			s.add(s.take())
 			t.Reset(s.interval())
 		}
+	}
+}
+
+// tallyEvery is how often the sampler reads what the history gained.
+const tallyEvery = time.Second
+
+// poll adds what the history gained to the tally. Only the sampler's
+// goroutine calls it (through take too), or stop once that goroutine has
+// ended: the tally needs no lock.
+func (s *sampler) poll() {
+	if recs, err := s.follow.Poll(); err == nil { // a read error shows as figures that stand still
+		s.tally.Add(recs...)
 	}
 }
 
@@ -162,9 +181,7 @@ func (s *sampler) unsettled(last reports.Sample) bool {
 // restarted) is in the sample with why.
 func (s *sampler) take() reports.Sample {
 	smp := reports.Sample{Time: clock.Mono()}
-	if recs, err := s.follow.Poll(); err == nil { // a read error shows as figures that stand still
-		s.tally.Add(recs...)
-	}
+	s.poll()
 	smp.Run = &reports.RunFigures{Ops: s.tally.Ops, Lost: s.tally.Lost, Strikes: len(s.tally.Strikes), Effective: s.tally.Effective}
 	// counted are the kinds whose one member answered for the cluster.
 	counted := map[string]bool{}

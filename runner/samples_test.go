@@ -3,7 +3,9 @@ package runner
 import (
 	"context"
 	"log/slog"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -14,6 +16,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/locktest/locktest/cluster"
+	"github.com/locktest/locktest/history"
 	"github.com/locktest/locktest/reports"
 )
 
@@ -308,5 +311,50 @@ func TestSamplerSeesLeases(t *testing.T) {
 				t.Errorf("%s: sessions %+v, leaks %q; want 0 → %d leaked", p.Name, *ss, sum.Leaks, tc.leaked)
 			}
 		})
+	}
+}
+
+// TestSamplerTalliesTheHistory: each sample records the run's figures as
+// the history stands when it is taken: nothing before the history exists,
+// then its operations, lost updates and strikes, one of which hit.
+func TestSamplerTalliesTheHistory(t *testing.T) {
+	dir := t.TempDir()
+	s, err := startSamplerEvery(dir, cluster.New(t.TempDir()), slog.Default(), time.Hour, maxSamples, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(ms int64) int64 { return 1e12 + ms*1e6 }
+	rec := func(p int, typ history.Type, f string, ms int64, v ...int64) history.Record {
+		r := history.Record{Process: p, Type: typ, F: f, Key: "lock-0", Time: at(ms)}
+		if len(v) > 0 {
+			r.Value = history.Int64(v[0])
+		}
+		return r
+	}
+	recs := []history.Record{
+		rec(0, history.Invoke, history.FAcquire, 0), rec(0, history.OK, history.FAcquire, 1),
+		{Process: history.NemesisProcess, Type: history.FaultStart, F: "fault", Fault: "pause-holder", Target: "c0", Aim: history.AimHolder, Time: at(2)},
+		rec(1, history.Invoke, history.FAcquire, 3), rec(1, history.OK, history.FAcquire, 4),
+		rec(1, history.OK, history.FIncr, 5, 7), rec(0, history.OK, history.FIncr, 6, 7),
+		{Process: history.NemesisProcess, Type: history.FaultStart, F: "fault", Fault: "pause-holder", Target: "c2", Aim: history.AimHolder, Time: at(7)},
+	}
+	var b []byte
+	for _, r := range recs {
+		b = append(history.AppendJSON(b, &r), '\n')
+	}
+	if err := os.WriteFile(filepath.Join(dir, reports.HistoryFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.stop(true); err != nil {
+		t.Fatal(err)
+	}
+	samples, err := reports.ReadSamples(dir)
+	if err != nil || len(samples) != 2 {
+		t.Fatalf("%d samples (%v), want the first and the last", len(samples), err)
+	}
+	for i, want := range []reports.RunFigures{{}, {Ops: 4, Lost: 1, Strikes: 2, Effective: 1}} {
+		if got := samples[i].Run; got == nil || *got != want {
+			t.Errorf("sample %d: run figures %+v, want %+v", i, got, want)
+		}
 	}
 }
