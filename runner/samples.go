@@ -132,8 +132,9 @@ func (s *sampler) interval() time.Duration {
 
 // stop takes the last sample and closes the file. Unless now (an
 // interrupted run, which must end at once), the last sample waits up to
-// settleWait for each server to hold no more of its clients' connections
-// than at the start: the clients have closed theirs, and a server that
+// settleWait, or the run's TTL and a second when longer, for each server
+// to hold no more of its clients' connections or sessions than at the
+// start: the clients have closed theirs, and a server that
 // still holds them then keeps them (reports.ProcResources.LeakedClients). A nil sampler
 // (a run that never started its servers) has nothing to stop.
 func (s *sampler) stop(now bool) error {
@@ -143,7 +144,9 @@ func (s *sampler) stop(now bool) error {
 	s.cancel()
 	<-s.done
 	last := s.take()
-	for deadline := time.Now().Add(settleWait); !now && s.unsettled(last) && time.Now().Before(deadline); {
+	// A killed client's session lives until its TTL runs out (an etcd
+	// lease, a ZooKeeper session): that is no leak.
+	for deadline := time.Now().Add(max(settleWait, s.tally.Grace+time.Second)); !now && s.unsettled(last) && time.Now().Before(deadline); {
 		time.Sleep(100 * time.Millisecond)
 		last = s.take()
 	}
