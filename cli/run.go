@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -103,6 +104,7 @@ func runObserved(ctx context.Context, cfg runner.Resolved, mode live.Mode, stder
 	}
 	d := live.NewDisplay(stderr, mode)
 	defer d.Close()
+	d.SetGrace(time.Duration(cfg.TTL))
 	logger := slog.Default()
 	slog.SetDefault(slog.New(slog.NewTextHandler(d, &slog.HandlerOptions{Level: logLevel()})))
 	defer slog.SetDefault(logger)

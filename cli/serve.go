@@ -18,7 +18,10 @@ const serveLong = `Serves the store (default: store) as a web site: an index of 
 their verdicts and lost updates, each run's files (report.html, plots,
 results.json, history), the designs × faults comparison of the checked runs
 (rendered on request; nothing is written), and a page that follows a run
-in progress, reloading every 2 s until its verdict is in. Listens on
+in progress, reloading every 2 s until its verdict is in. A run's page,
+in progress or checked, plots its figures over time from its samples: lost
+updates, fault strikes begun and hit, memory, and each server's sessions.
+Listens on
 127.0.0.1 only unless --addr says otherwise; on a loopback address it
 answers only requests addressed to it (or to localhost on its port), so
 that no other web site can reach the store through a browser. Ctrl-C

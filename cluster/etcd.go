@@ -3,6 +3,7 @@ package cluster
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -72,7 +73,8 @@ func (c *Cluster) StartEtcd(ctx context.Context, n int) ([]*Node, error) {
 			return nil, err
 		}
 		peers[i] = fmt.Sprintf("%s=http://%s", name, l.Addr())
-		nodes[i] = &Node{Name: name, Kind: "etcd", Port: port, ready: etcdListens, roleOf: etcdRole}
+		nodes[i] = &Node{Name: name, Kind: "etcd", Port: port, ready: etcdListens, roleOf: etcdRole,
+			sessions: &sessionCounter{what: "leases", count: etcdLeases, shared: true}}
 	}
 	// A token unique to the run keeps a member from joining a cluster of
 	// another run that happened to get the same ports.
@@ -185,4 +187,35 @@ func etcdGet(ctx context.Context, addr, path string) (string, error) {
 		return "", fmt.Errorf("GET %s: %s", path, resp.Status)
 	}
 	return string(b), nil
+}
+
+// etcdLeases counts the cluster's live leases (LeaseLeases, through the
+// member's JSON gateway; any member answers for all). An etcd lock holds
+// its key under its client's lease, which the client keeps alive: a
+// lease left after its client is gone is a session leaked (one a process
+// goes on keeping alive, as etcd-io/etcd#17470 describes, or one granted
+// for long and never revoked), and the connections on the port do not
+// show it.
+func etcdLeases(ctx context.Context, addr string) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/v3/lease/leases", strings.NewReader("{}"))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
+		return 0, fmt.Errorf("lease list: %s: %s", resp.Status, strings.TrimSpace(string(b)))
+	}
+	var list struct {
+		Leases []json.RawMessage `json:"leases"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
+		return 0, fmt.Errorf("lease list: %w", err)
+	}
+	return len(list.Leases), nil
 }

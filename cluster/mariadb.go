@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+
+	_ "github.com/go-sql-driver/mysql" // mariadbThreads asks through database/sql
 )
 
 // mariadbOSUser is the system user MariaDB's programs run as when the
@@ -104,7 +107,7 @@ func (c *Cluster) StartMariaDB(ctx context.Context, name string) (*Node, error) 
 			slog.Warn("mariadbd's socket file may outlive the run", "node", name, "err", err)
 		}
 		return nil
-	}}
+	}, sessions: &sessionCounter{what: "connected threads", count: mariadbThreads}}
 	if n.Port, err = FreePort(); err != nil {
 		return nil, err
 	}
@@ -125,6 +128,24 @@ func (c *Cluster) StartMariaDB(ctx context.Context, name string) (*Node, error) 
 // MariaDBDSN is the go-sql-driver/mysql data source name for the node at
 // addr (the node itself, or a link to it).
 func MariaDBDSN(addr string) string { return "locktest@tcp(" + addr + ")/" }
+
+// mariadbThreads is the server's Threads_connected less the asking
+// connection: a session is a connection's thread, and a GET_LOCK lock
+// lives with it, so a thread left after its client is gone holds its
+// locks.
+func mariadbThreads(ctx context.Context, addr string) (int, error) {
+	db, err := sql.Open("mysql", MariaDBDSN(addr))
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	var name string
+	var n int
+	if err := db.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE 'Threads_connected'").Scan(&name, &n); err != nil {
+		return 0, fmt.Errorf("Threads_connected: %w", err)
+	}
+	return n - 1, nil
+}
 
 // pingMariaDB answers nil once the server greets a connection with its
 // handshake (protocol version 10), which it sends only once it accepts

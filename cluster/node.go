@@ -35,6 +35,9 @@ type Node struct {
 	// roleOf, when set, asks the servers for the node's role each time:
 	// for a cluster that elects its own leader (etcd), not the harness.
 	roleOf func(*Node) string
+	// sessions counts the server's client sessions; nil for a kind
+	// that cannot (sessions.go).
+	sessions *sessionCounter
 	// starts counts the times the node started, read without waiting for
 	// a start under way: a fault's heal that restarted it shows as a
 	// change.

@@ -110,7 +110,7 @@ func (c *Cluster) StartPostgres(ctx context.Context, name string) (*Node, error)
 			slog.Warn("a postgres shared memory segment may outlive the run", "node", name, "err", err)
 		}
 		return nil
-	}}
+	}, sessions: &sessionCounter{what: "client backends", count: postgresBackends}}
 	port, err := FreePort()
 	if err != nil {
 		return nil, err
@@ -191,6 +191,24 @@ func chownToRunAs(dir, name string) error {
 // (the node itself, or a link to it).
 func PostgresURL(addr string) string {
 	return fmt.Sprintf("postgres://%s@%s/postgres?sslmode=disable", PostgresUser, addr)
+}
+
+// postgresBackends counts the server's client backends other than the
+// one that asks (pg_stat_activity): a session is a backend process, and
+// an advisory lock lives with it, so a backend left after its client is
+// gone (a pooled connection never closed) holds its locks.
+func postgresBackends(ctx context.Context, addr string) (int, error) {
+	conn, err := pgx.Connect(ctx, PostgresURL(addr))
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close(context.Background())
+	var n int
+	err = conn.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()").Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("pg_stat_activity: %w", err)
+	}
+	return n, nil
 }
 
 // pingPostgres answers nil once the server accepts a session and runs a

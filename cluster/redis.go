@@ -5,8 +5,10 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -38,7 +40,8 @@ func (c *Cluster) StartRedis(ctx context.Context, name string, opt RedisOptions)
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{Name: name, Kind: cmp.Or(opt.kind, "redis"), ready: pingRedis, role: opt.Role, roleOf: opt.roleOf}
+	n := &Node{Name: name, Kind: cmp.Or(opt.kind, "redis"), ready: pingRedis, role: opt.Role, roleOf: opt.roleOf,
+		sessions: &sessionCounter{what: "connected clients", count: redisClients}}
 	port, err := FreePort()
 	if err != nil {
 		return nil, err
@@ -105,6 +108,56 @@ func answers(ctx context.Context, addr, ask, want string) error {
 		return fmt.Errorf("%s answered %q", ask, strings.TrimSpace(line))
 	}
 	return nil
+}
+
+// redisClients is the server's connected_clients (INFO clients) less the
+// connection that asks: every connection a client, replica or sentinel
+// holds open to it. A Redis lock's lease lives in a key, not a session, so
+// what a Redis server can leak is connections; the port's count sees them
+// too, but this is the server's own word, which a connection it has
+// already dropped and the kernel not yet reaped does not inflate.
+func redisClients(ctx context.Context, addr string) (int, error) {
+	conn, err := dialReady(ctx, addr)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	if _, err := conn.Write([]byte("INFO clients\r\n")); err != nil {
+		return 0, fmt.Errorf("ask INFO clients: %w", err)
+	}
+	r := bufio.NewReader(conn)
+	head, err := r.ReadString('\n')
+	if err != nil {
+		return 0, fmt.Errorf("read INFO clients: %w", err)
+	}
+	size, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(head, "$")))
+	if !strings.HasPrefix(head, "$") || err != nil {
+		return 0, fmt.Errorf("INFO clients answered %q", strings.TrimSpace(head))
+	}
+	body := make([]byte, size)
+	if _, err := io.ReadFull(r, body); err != nil {
+		return 0, fmt.Errorf("read INFO clients: %w", err)
+	}
+	n, err := statField(string(body), "connected_clients:")
+	if err != nil {
+		return 0, fmt.Errorf("INFO clients: %w", err)
+	}
+	return n - 1, nil // the asking connection is one
+}
+
+// statField reads the integer after prefix at the start of a line of
+// text (Redis's INFO).
+func statField(text, prefix string) (int, error) {
+	for line := range strings.Lines(text) {
+		if v, ok := strings.CutPrefix(line, prefix); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				return 0, fmt.Errorf("%s%q is no number", prefix, strings.TrimSpace(v))
+			}
+			return n, nil
+		}
+	}
+	return 0, fmt.Errorf("no %s line", strings.TrimSuffix(strings.TrimSpace(prefix), ":"))
 }
 
 // EvictionPolicies are the values of Redis's maxmemory-policy.

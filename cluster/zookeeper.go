@@ -138,7 +138,8 @@ func (c *Cluster) StartZooKeeper(ctx context.Context, n int) (*Ensemble, error) 
 			_, electionPort, _ := net.SplitHostPort(election)
 			servers = append(servers, fmt.Sprintf("server.%d=%s:%s", j+1, quorum, electionPort))
 		}
-		node := &Node{Name: name(i), Kind: "zookeeper", Port: ps[i].client, ready: zooKeeperRunning, role: RoleReplica}
+		node := &Node{Name: name(i), Kind: "zookeeper", Port: ps[i].client, ready: zooKeeperRunning, role: RoleReplica,
+			sessions: &sessionCounter{what: "sessions", count: zooKeeperSessions}}
 		dir := filepath.Join(c.Dir, node.Name)
 		data := filepath.Join(dir, "data")
 		if err := os.MkdirAll(data, 0o755); err != nil {
@@ -168,7 +169,7 @@ func (c *Cluster) StartZooKeeper(ctx context.Context, n int) (*Ensemble, error) 
 			// admin web server, no JMX.
 			"forceSync=no",
 			"admin.enableServer=false",
-			"4lw.commands.whitelist=ruok,srvr",
+			"4lw.commands.whitelist=ruok,srvr,cons", // cons: zooKeeperSessions
 			"reconfigEnabled=false",
 		}, servers...)
 		if c.backend.BindHost() != "127.0.0.1" {
@@ -341,6 +342,31 @@ func fourLetter(ctx context.Context, addr, cmd string) (string, error) {
 	}
 	out, err := io.ReadAll(conn)
 	return string(out), err
+}
+
+// zooKeeperSessions counts the server's connections that carry a
+// session (cons: those with a sid), which leaves out four-letter
+// questions like this one and the harness's own role polls (srvr). A
+// ZooKeeper client's session lives on one connection at a time, and a
+// lock's ephemeral node lives with the session. A session whose client is
+// gone outlives its connection only until its timeout; a connection with
+// a session still open at the last sample is held for a client that is
+// gone.
+func zooKeeperSessions(ctx context.Context, addr string) (int, error) {
+	out, err := fourLetter(ctx, addr, "cons")
+	if err != nil {
+		return 0, err
+	}
+	if !strings.Contains(out, "queued=") {
+		return 0, fmt.Errorf("cons answered %.80q", out)
+	}
+	n := 0
+	for line := range strings.Lines(out) {
+		if strings.Contains(line, ",sid=0x") {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // zooKeeperRunning answers nil once the server answers ruok: the process

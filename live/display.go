@@ -145,6 +145,15 @@ func (d *Display) tick(every time.Duration) {
 	}
 }
 
+// SetGrace tells the display the run's TTL, which its count of the
+// strikes that hit allows after a heal (Tally.Grace), so that it counts
+// as the run's samples do.
+func (d *Display) SetGrace(ttl time.Duration) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.tally.Grace = ttl
+}
+
 // Phase is the runner's observer: the run entered p; dir is its directory.
 func (d *Display) Phase(p Phase, dir string) {
 	d.mu.Lock()

@@ -58,8 +58,24 @@ type Tally struct {
 	Last int64
 	// Strikes are the faults begun so far, healed or not, in start order.
 	Strikes []history.Fault
+	// Effective counts the strikes that hit so far: under which, or up to
+	// Grace after whose heal, a client was granted a key another client
+	// still believed it held (for a strike on one client, that client
+	// was one of the two). It is the live estimate of the check's
+	// efficacy (checker.Efficacy's "effective"), which judges a holder's
+	// strike up to its next operation rather than its heal, and decides.
+	Effective int
+	// Grace is how long after a strike healed a double grant is still its
+	// doing: the run's TTL (a lease granted just before a heal runs out a
+	// TTL later). Set it before the first Add.
+	Grace time.Duration
 
 	written map[string]*recent
+	// holders are the clients that believe they hold each key: from
+	// their acquire's ok to their release's (or crash's) invocation.
+	holders map[string]map[int]bool
+	// hit marks the strikes counted in Effective, by index in Strikes.
+	hit map[int]bool
 }
 
 // recentValues is how far below a key's newest written value the tally
@@ -95,6 +111,10 @@ func (t *Tally) Add(recs ...history.Record) {
 	for _, r := range recs {
 		t.Last = max(t.Last, r.Time)
 		switch r.Type {
+		case history.Invoke:
+			if (r.F == history.FRelease || r.F == history.FCrash) && t.holders[r.Key] != nil {
+				delete(t.holders[r.Key], r.Process) // a dead client believes nothing
+			}
 		case history.OK, history.Fail, history.Info:
 			if r.Process == history.NemesisProcess {
 				continue // the coordinator's final read
@@ -106,6 +126,7 @@ func (t *Tally) Add(recs ...history.Record) {
 			switch {
 			case r.F == history.FAcquire:
 				t.Acquisitions++
+				t.granted(r)
 			case r.F == history.FIncr && r.Value != nil:
 				t.Sections++
 				if t.written == nil {
@@ -121,7 +142,7 @@ func (t *Tally) Add(recs ...history.Record) {
 				}
 			}
 		case history.FaultStart:
-			t.Strikes = append(t.Strikes, history.Fault{Name: r.Fault, Target: r.Target, Moment: r.Moment, Start: r.Time})
+			t.Strikes = append(t.Strikes, history.Fault{Name: r.Fault, Target: r.Target, Moment: r.Moment, Aim: r.Aim, Start: r.Time})
 		case history.FaultStop:
 			// The newest open strike of the fault on the target, as
 			// history.Faults pairs them.
@@ -136,6 +157,43 @@ func (t *Tally) Add(recs ...history.Record) {
 		case history.RunEnd:
 			t.Ended = true
 		}
+	}
+}
+
+// granted takes an ok acquire: when another client still believes it
+// holds the key, every strike active now, or healed within Grace, and
+// aimed at the lock or at one of the two clients, hit.
+func (t *Tally) granted(r history.Record) {
+	if t.holders == nil {
+		t.holders, t.hit = map[string]map[int]bool{}, map[int]bool{}
+	}
+	hs := t.holders[r.Key]
+	if hs == nil {
+		hs = map[int]bool{}
+		t.holders[r.Key] = hs
+	}
+	var others []int
+	for c := range hs {
+		if c != r.Process {
+			others = append(others, c)
+		}
+	}
+	hs[r.Process] = true
+	if len(others) == 0 {
+		return
+	}
+	for i, f := range t.Strikes {
+		if t.hit[i] || f.Start > r.Time || f.Healed && f.Stop+int64(t.Grace) < r.Time {
+			continue
+		}
+		if f.Aim.OnClient() {
+			c, rest, ok := history.ClientIn(f.Target)
+			if ok && (rest == "" || rest[0] == ' ' || rest[0] == ':') && c != r.Process && !slices.Contains(others, c) {
+				continue
+			}
+		}
+		t.hit[i] = true
+		t.Effective++
 	}
 }
 
@@ -191,6 +249,9 @@ func (t *Tally) Line(p Phase, now int64) string {
 	fmt.Fprintf(&b, ": %d ops, %d acquisitions", t.Ops, t.Acquisitions)
 	if t.Sections > 0 {
 		fmt.Fprintf(&b, ", %d lost update(s) so far", t.Lost)
+	}
+	if len(t.Strikes) > 0 {
+		fmt.Fprintf(&b, "; %d of %d strike(s) hit", t.Effective, len(t.Strikes))
 	}
 	if a := t.Active(); len(a) > 0 {
 		fmt.Fprintf(&b, "; fault active: %s", strings.Join(a, ", "))

@@ -68,17 +68,17 @@ func TestLine(t *testing.T) {
 		{"acquired, no section yet", concat([]history.Record{runStart}, cycles[:2]), "", 0.25,
 			"running 0.2s/15s: 1 ops, 1 acquisitions"},
 		{"fault active", concat([]history.Record{runStart}, cycles[:5]), "", 0.55,
-			"running 0.6s/15s: 2 ops, 1 acquisitions, 0 lost update(s) so far; fault active: pause-holder on c0"},
+			"running 0.6s/15s: 2 ops, 1 acquisitions, 0 lost update(s) so far; 0 of 1 strike(s) hit; fault active: pause-holder on c0"},
 		{"lost update", concat([]history.Record{runStart}, cycles), "", 3,
-			"running 3.0s/15s: 5 ops, 2 acquisitions, 1 lost update(s) so far; fault active: pause-holder on c0"},
+			"running 3.0s/15s: 5 ops, 2 acquisitions, 1 lost update(s) so far; 1 of 1 strike(s) hit; fault active: pause-holder on c0"},
 		{"healed", concat([]history.Record{runStart}, cycles, []history.Record{fault(history.FaultStop, "c0", 2.5)}), "", 3,
-			"running 3.0s/15s: 5 ops, 2 acquisitions, 1 lost update(s) so far"},
+			"running 3.0s/15s: 5 ops, 2 acquisitions, 1 lost update(s) so far; 1 of 1 strike(s) hit"},
 		{"duration over", concat([]history.Record{runStart}, cycles), "", 15.2,
-			"healing 15.2s/15s: 5 ops, 2 acquisitions, 1 lost update(s) so far; fault active: pause-holder on c0"},
+			"healing 15.2s/15s: 5 ops, 2 acquisitions, 1 lost update(s) so far; 1 of 1 strike(s) hit; fault active: pause-holder on c0"},
 		{"run end seen", concat([]history.Record{runStart}, cycles, []history.Record{runEnd}), "", 15.5,
-			"finishing (final read, check, report) 15.5s/15s: 5 ops, 2 acquisitions, 1 lost update(s) so far; fault active: pause-holder on c0"},
+			"finishing (final read, check, report) 15.5s/15s: 5 ops, 2 acquisitions, 1 lost update(s) so far; 1 of 1 strike(s) hit; fault active: pause-holder on c0"},
 		{"the coordinator's final read is no client op", concat([]history.Record{runStart}, cycles, []history.Record{runEnd}, finalRead), Checking, 16.2,
-			"checking 16.2s/15s: 5 ops, 2 acquisitions, 1 lost update(s) so far; fault active: pause-holder on c0"},
+			"checking 16.2s/15s: 5 ops, 2 acquisitions, 1 lost update(s) so far; 1 of 1 strike(s) hit; fault active: pause-holder on c0"},
 		{"clock behind the history", []history.Record{runStart}, Running, -1, "running 0.0s/15s: 0 ops, 0 acquisitions"},
 	}
 	for _, tc := range cases {
@@ -91,6 +91,47 @@ func TestLine(t *testing.T) {
 			}
 			if got := tally.Line(p, at(tc.now)); got != tc.want {
 				t.Errorf("Line:\n got %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestEffective: a strike hits when, while it lasts or within Grace after
+// its heal, a client is granted a key another still believes it holds;
+// a strike on one client only when that client is one of the two; a
+// release or a crash ends the belief.
+func TestEffective(t *testing.T) {
+	acq := func(c int, s float64) []history.Record {
+		return []history.Record{op(c, history.Invoke, history.FAcquire, s), op(c, history.OK, history.FAcquire, s+0.01)}
+	}
+	aimed := func(typ history.Type, target string, aim history.Aim, s float64) history.Record {
+		r := fault(typ, target, s)
+		r.Aim = aim
+		return r
+	}
+	lockWide := []history.Record{fault(history.FaultStart, "n1", 0.5), fault(history.FaultStop, "n1", 1.5)}
+	cases := []struct {
+		name string
+		recs []history.Record
+		want int
+	}{
+		{"double grant during the strike", concat(acq(0, 0.1), lockWide[:1], acq(1, 1), lockWide[1:]), 1},
+		{"released before the next grant", concat(acq(0, 0.1), lockWide[:1], []history.Record{op(0, history.Invoke, history.FRelease, 0.8)}, acq(1, 1), lockWide[1:]), 0},
+		{"crashed before the next grant", concat(acq(0, 0.1), lockWide[:1], []history.Record{op(0, history.Invoke, history.FCrash, 0.8)}, acq(1, 1), lockWide[1:]), 0},
+		{"double grant within the grace after the heal", concat(acq(0, 0.1), lockWide, acq(1, 2)), 1},
+		{"double grant after the grace", concat(acq(0, 0.1), lockWide, acq(1, 3)), 0},
+		{"double grant before the strike", concat(acq(0, 0.1), acq(1, 0.2), lockWide), 0},
+		{"the paused holder is one of the two", concat(acq(0, 0.1), []history.Record{aimed(history.FaultStart, "c0", history.AimHolder, 0.5)}, acq(1, 1)), 1},
+		{"a strike on a third client", concat(acq(0, 0.1), []history.Record{aimed(history.FaultStart, "c2", history.AimHolder, 0.5)}, acq(1, 1)), 0},
+		{"one double grant, two strikes active", concat(acq(0, 0.1), lockWide[:1], []history.Record{aimed(history.FaultStart, "c1", history.AimWaiter, 0.6)}, acq(1, 1)), 2},
+		{"a strike counts once", concat(acq(0, 0.1), lockWide[:1], acq(1, 1), acq(2, 1.2)), 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tally := Tally{Grace: time.Second}
+			tally.Add(tc.recs...)
+			if tally.Effective != tc.want {
+				t.Errorf("%d effective strike(s), want %d", tally.Effective, tc.want)
 			}
 		})
 	}

@@ -191,7 +191,9 @@ func (plainTicks) Ticks(lo, hi float64) []plot.Tick {
 
 // samplePlot draws value of each process over the samples, one line per
 // process (named as the samples name it), leaving out the processes in
-// skip and the moments a process could not be read. The x axis runs from
+// skip, the moments a process could not be read, and those where value
+// is NaN (a figure it could not give then); a process with no value at
+// all has no line. The x axis runs from
 // the first sample, before the run's start, to the last, after its end.
 func samplePlot(title, ylabel string, samples []Sample, faults []history.Fault, start, end int64, value func(ProcSample) float64, skip ...string) *figure {
 	f := newFigure(title, ylabel, 1100, 300, start)
@@ -207,10 +209,14 @@ func samplePlot(title, ylabel string, samples []Sample, faults []history.Fault, 
 			if p.Error != "" || slices.Contains(skip, p.Name) {
 				continue
 			}
+			v := value(p)
+			if math.IsNaN(v) {
+				continue
+			}
 			if _, ok := lines[p.Name]; !ok {
 				names = append(names, p.Name)
 			}
-			lines[p.Name] = append(lines[p.Name], plotter.XY{X: f.secs(s.Time), Y: value(p)})
+			lines[p.Name] = append(lines[p.Name], plotter.XY{X: f.secs(s.Time), Y: v})
 		}
 	}
 	var top float64
@@ -225,5 +231,40 @@ func samplePlot(title, ylabel string, samples []Sample, faults []history.Fault, 
 		}
 	}
 	f.p.Y.Max = max(1, top*1.2) // room for the fault names
+	return f
+}
+
+// runPlot draws the run's figures in the samples over time: lost updates
+// so far, strikes begun and strikes that hit (RunFigures).
+func runPlot(samples []Sample, faults []history.Fault, start, end int64) *figure {
+	f := newFigure("Lost updates and fault strikes so far", "count", 1100, 300, start)
+	f.p.X.Min = min(0, math.Floor(f.secs(samples[0].Time)))
+	f.p.X.Max = max(f.secs(end), f.secs(samples[len(samples)-1].Time))
+	f.p.Y.Min = 0
+	f.p.Y.Tick.Marker = plainTicks{}
+	f.faults(faults)
+	var top float64
+	for i, sr := range []struct {
+		name string
+		v    func(RunFigures) int
+	}{
+		{"lost updates", func(r RunFigures) int { return r.Lost }},
+		{"strikes begun", func(r RunFigures) int { return r.Strikes }},
+		{"strikes that hit", func(r RunFigures) int { return r.Effective }},
+	} {
+		var xys plotter.XYs
+		for _, s := range samples {
+			if s.Run != nil {
+				xys = append(xys, plotter.XY{X: f.secs(s.Time), Y: float64(sr.v(*s.Run))})
+				top = max(top, float64(sr.v(*s.Run)))
+			}
+		}
+		l, _ := plotter.NewLine(xys)
+		l.Color = keyColors[i%len(keyColors)]
+		l.Width = vg.Points(1.5)
+		f.p.Add(l)
+		f.addLegend(sr.name, l)
+	}
+	f.p.Y.Max = max(1, top*1.2)
 	return f
 }

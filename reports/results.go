@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/locktest/locktest/checker"
@@ -136,6 +138,8 @@ const (
 	RatePNG      = "rate.png"
 	MemoryPNG    = "memory.png"
 	ClientsPNG   = "connections.png"
+	SessionsPNG  = "sessions.png"
+	FiguresPNG   = "figures.png"
 	NodeLogsDir  = "nodes"
 	WorkerLogDir = "workers"
 )
@@ -218,13 +222,31 @@ func plots(r Results, recs []history.Record, samples []Sample) []reportPlot {
 	if len(samples) == 0 {
 		return out
 	}
-	return append(out,
+	out = append(out,
 		reportPlot{plotFile{ID: "memory", Title: "Memory", PNG: MemoryPNG,
 			Caption: "Resident memory of the coordinator and of each server the run started, sampled from /proc over the whole run (before the first client and after the last one); memory that keeps growing through a long run is a leak."},
 			samplePlot("Resident memory (RSS)", "MB", samples, tl.Faults, tl.Start, tl.End, func(p ProcSample) float64 { return float64(p.RSS) / (1 << 20) })},
 		reportPlot{plotFile{ID: "connections", Title: "Client connections", PNG: ClientsPNG,
 			Caption: "Established TCP connections on each server's own port: its clients', replicas' and sentinels', not a consensus member's to its peers. More at the end, after the clients closed, than at the start are connections held for clients that are gone."},
 			samplePlot("Client connections", "connections", samples, tl.Faults, tl.Start, tl.End, func(p ProcSample) float64 { return float64(p.Clients) }, CoordinatorName)})
+	if slices.ContainsFunc(samples, func(s Sample) bool { return s.Run != nil }) {
+		out = append(out, reportPlot{plotFile{ID: "figures", Title: "Lost updates and strikes over time", PNG: FiguresPNG,
+			Caption: "What the history said as the run went, in each sample: lost updates already certain (two acknowledged critical sections that read the same value), fault strikes begun, and those that hit (a client was granted a key another still believed it held, during the strike or a TTL after its heal) — the live estimate; the check above decides."},
+			runPlot(samples, tl.Faults, tl.Start, tl.End)})
+	}
+	if slices.ContainsFunc(samples, func(s Sample) bool {
+		return slices.ContainsFunc(s.Procs, func(p ProcSample) bool { return p.Sessions != nil })
+	}) {
+		out = append(out, reportPlot{plotFile{ID: "sessions", Title: "Sessions", PNG: SessionsPNG,
+			Caption: "Each server's own count of its clients' sessions (Redis's connected clients, etcd's leases, ZooKeeper's sessions, PostgreSQL's client backends, MariaDB's threads), where it can say. More at the end than at the start are sessions held for clients that are gone: an etcd lease outlives its connection."},
+			samplePlot("Sessions, as each server counts them", "sessions", samples, tl.Faults, tl.Start, tl.End, func(p ProcSample) float64 {
+				if p.Sessions == nil {
+					return math.NaN()
+				}
+				return float64(*p.Sessions)
+			}, CoordinatorName)})
+	}
+	return out
 }
 
 // writePlots renders the plots and writes them beside the report.

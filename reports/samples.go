@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -25,6 +26,25 @@ type Sample struct {
 	// the samples up with the faults.
 	Time  int64        `json:"time"`
 	Procs []ProcSample `json:"procs"`
+	// Run is what the history said so far at that moment: a long run's
+	// lost updates and strikes over time, read from one bounded file
+	// (locktest serve plots them) rather than from a history of millions
+	// of records. Absent in samples taken before it was recorded.
+	Run *RunFigures `json:"run,omitempty"`
+}
+
+// RunFigures are a run's running totals at one moment (live.Tally's).
+type RunFigures struct {
+	// Ops counts client operations completed so far.
+	Ops int `json:"ops"`
+	// Lost counts the lost updates already certain (workload counter).
+	Lost int `json:"lost"`
+	// Strikes counts the fault strikes begun; Effective those under
+	// which (or within a lease after whose heal) two clients believed
+	// they held one key: the live estimate of checker.Efficacy's
+	// "effective", which the check after the run decides.
+	Strikes   int `json:"strikes"`
+	Effective int `json:"effective"`
 }
 
 // ProcSample is one process at one moment: the coordinator, or a server
@@ -48,6 +68,19 @@ type ProcSample struct {
 	FDs     int `json:"fds,omitempty"`
 	TCP     int `json:"tcp"`
 	Clients int `json:"clients"`
+	// Sessions is what the server itself counts of its clients' sessions
+	// (cluster.Node.Sessions: Redis's connected clients, etcd's leases,
+	// ZooKeeper's sessions, PostgreSQL's client backends, MariaDB's
+	// connected threads), nil for a server that cannot say. PostgreSQL's
+	// clients are served by backends, not by the postmaster whose port
+	// the connections are counted on. A session outlives its connection
+	// where the design makes it (an etcd lease kept alive, or granted
+	// for long and never revoked), which the port's count cannot see.
+	Sessions *int `json:"sessions,omitempty"`
+	// SessionsWhat names what Sessions counts ("leases"); SessionsError
+	// says why the server could not be asked this time.
+	SessionsWhat  string `json:"sessions_what,omitempty"`
+	SessionsError string `json:"sessions_error,omitempty"`
 	// Error says why the process could not be read (no pid for a server
 	// the user runs, a node being restarted); the figures are then zero.
 	Error string `json:"error,omitempty"`
@@ -65,9 +98,16 @@ func ReadSamples(dir string) ([]Sample, error) {
 		return nil, fmt.Errorf("read samples: %w", err)
 	}
 	defer f.Close()
+	return DecodeSamples(f, path)
+}
+
+// DecodeSamples reads samples from r, one a line, as ReadSamples does;
+// name is what errors call r. A reader that opens files its own way
+// (locktest serve, through its store's root) decodes them with it.
+func DecodeSamples(r io.Reader, name string) ([]Sample, error) {
 	var out []Sample
 	var bad error // a line that does not parse: the last one's is forgiven
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	sc.Buffer(nil, 1<<20)
 	for line := 1; sc.Scan(); line++ {
 		if bad != nil {
@@ -75,13 +115,13 @@ func ReadSamples(dir string) ([]Sample, error) {
 		}
 		var s Sample
 		if err := json.Unmarshal(sc.Bytes(), &s); err != nil {
-			bad = fmt.Errorf("%s line %d: %w", path, line, err)
+			bad = fmt.Errorf("%s line %d: %w", name, line, err)
 			continue
 		}
 		out = append(out, s)
 	}
 	if err := sc.Err(); err != nil {
-		return out, fmt.Errorf("read %s: %w", path, err)
+		return out, fmt.Errorf("read %s: %w", name, err)
 	}
 	return out, nil
 }
@@ -97,9 +137,10 @@ type Resources struct {
 	Procs   []ProcResources `json:"procs"`
 	// Unsampled says which processes could not be read at all, and why.
 	Unsampled []string `json:"unsampled,omitempty"`
-	// Leaks are the client connections servers held at the end beyond
-	// those at the start (see ProcResources.LeakedClients): a finding
-	// about the design, not a violation of its safety.
+	// Leaks are the client connections and sessions servers held at the
+	// end beyond those at the start (see ProcResources.LeakedClients and
+	// SessionResources.Leaked): a finding about the design, not a
+	// violation of its safety.
 	Leaks []string `json:"leaks,omitempty"`
 }
 
@@ -136,6 +177,23 @@ type ProcResources struct {
 	// and the servers had time to see it, so what is left is held for
 	// clients that are gone. The coordinator has no port of its own.
 	LeakedClients int `json:"leaked_clients,omitempty"`
+	// Sessions are the server's own count of its sessions over the run
+	// (ProcSample.Sessions); nil when it was never read.
+	Sessions *SessionResources `json:"sessions,omitempty"`
+}
+
+// SessionResources is a server's session count over the run: in the
+// first and last samples where it answered, and the most.
+type SessionResources struct {
+	What  string `json:"what"`
+	Start int    `json:"start"`
+	End   int    `json:"end"`
+	Peak  int    `json:"peak"`
+	// Leaked is End less Start when positive and the count was read in
+	// the run's first and last samples, from the same process: sessions
+	// left after every client closed (an etcd lease granted and never
+	// revoked, or kept alive by a process that outlived its client).
+	Leaked int `json:"leaked,omitempty"`
 }
 
 // Summarize sums samples up; nil without samples.
@@ -157,6 +215,10 @@ func Summarize(samples []Sample) *Resources {
 		fromStart, atEnd bool
 		settled          bool
 		errs             []string
+		// sessions: the count was read in the run's first sample, and
+		// in the latest one; from which pids.
+		sessFromStart, sessAtEnd  bool
+		sessFirstPid, sessLastPid int
 	}
 	byName := map[string]*seen{}
 	var order []string
@@ -187,6 +249,16 @@ func Summarize(samples []Sample) *Resources {
 			p.Samples++
 			x.lastPid, p.LastRSS, p.ClientsEnd = ps.Pid, ps.RSS, ps.Clients
 			p.PeakRSS, p.ClientsPeak, p.TCPPeak = max(p.PeakRSS, ps.RSS), max(p.ClientsPeak, ps.Clients), max(p.TCPPeak, ps.TCP)
+			x.sessAtEnd = ps.Sessions != nil
+			if ps.Sessions == nil {
+				continue
+			}
+			n := *ps.Sessions
+			if p.Sessions == nil {
+				p.Sessions = &SessionResources{What: ps.SessionsWhat, Start: n}
+				x.sessFirstPid, x.sessFromStart = ps.Pid, s.Time == samples[0].Time
+			}
+			p.Sessions.End, p.Sessions.Peak, x.sessLastPid = n, max(p.Sessions.Peak, n), ps.Pid
 		}
 	}
 	for _, name := range order {
@@ -208,20 +280,33 @@ func Summarize(samples []Sample) *Resources {
 			r.Leaks = append(r.Leaks, fmt.Sprintf("%s held %d more client connection(s) at the end, after the clients closed, than at the start (%d → %d)",
 				name, p.LeakedClients, p.ClientsStart, p.ClientsEnd))
 		}
+		if ss := p.Sessions; ss != nil && x.sessFromStart && x.atEnd && x.sessAtEnd && x.sessFirstPid == x.sessLastPid && ss.End > ss.Start {
+			ss.Leaked = ss.End - ss.Start
+			// Beside a leak of connections, not folded into it: a
+			// session may live without one (an etcd lease), and where
+			// the count is of connections (Redis's) it is the server's
+			// own word for what the port showed.
+			r.Leaks = append(r.Leaks, fmt.Sprintf("%s held %d more session(s) (%s) at the end, after the clients closed, than at the start (%d → %d)",
+				name, ss.Leaked, ss.What, ss.Start, ss.End))
+		}
 		r.Procs = append(r.Procs, p)
 	}
 	return r
 }
 
 // Line says each process's memory, and each server's client connections,
-// from start to end on one line, for the summary: "coordinator 38→41 MB;
-// redis-0 3.1→3.4 MB, clients 0→0 (peak 6)".
+// and sessions where it counts them, from start to end on one line, for
+// the summary: "coordinator 38→41 MB; redis-0 3.1→3.4 MB, clients 0→0
+// (peak 6), sessions 0→0 (peak 5)".
 func (r *Resources) Line() string {
 	var parts []string
 	for _, p := range r.Procs {
 		s := fmt.Sprintf("%s %s→%s MB", p.Name, megabytes(p.FirstRSS), megabytes(p.LastRSS))
 		if p.Name != CoordinatorName {
 			s += fmt.Sprintf(", clients %d→%d (peak %d)", p.ClientsStart, p.ClientsEnd, p.ClientsPeak)
+		}
+		if ss := p.Sessions; ss != nil {
+			s += fmt.Sprintf(", %s %d→%d (peak %d)", ss.What, ss.Start, ss.End, ss.Peak)
 		}
 		parts = append(parts, s)
 	}

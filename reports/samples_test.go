@@ -39,6 +39,15 @@ func TestSummarize(t *testing.T) {
 	redis := func(pid, clients int, rss int64) ProcSample {
 		return ProcSample{Name: "redis-0", Kind: "redis", Pid: pid, RSS: rss, TCP: clients + 2, Clients: clients}
 	}
+	// etcd is a member whose lease count is n (none read when n < 0, why
+	// in serr).
+	etcd := func(pid, n int, serr string) ProcSample {
+		p := ProcSample{Name: "etcd-0", Kind: "etcd", Pid: pid, RSS: 20 * mb, SessionsWhat: "leases", SessionsError: serr}
+		if n >= 0 {
+			p.Sessions = &n
+		}
+		return p
+	}
 	at := func(sec int, ps ...ProcSample) Sample {
 		return Sample{Time: int64(sec) * int64(time.Second), Procs: ps}
 	}
@@ -61,6 +70,20 @@ func TestSummarize(t *testing.T) {
 			Procs: []ProcResources{{Name: "redis-0", Kind: "redis", Samples: 2, FirstRSS: 4 * mb, SettledRSS: 4 * mb, LastRSS: 4 * mb, PeakRSS: 4 * mb, ClientsStart: 1, ClientsEnd: 3, ClientsPeak: 3, TCPPeak: 5}}}},
 		{"a server down at the end leaks nothing", []Sample{at(0, redis(7, 1, 4*mb)), at(1, redis(7, 5, 4*mb)), at(2, ProcSample{Name: "redis-0", Kind: "redis", Error: "gone"})}, &Resources{Samples: 3, MaxGap: 1,
 			Procs: []ProcResources{{Name: "redis-0", Kind: "redis", Samples: 2, FirstRSS: 4 * mb, SettledRSS: 4 * mb, LastRSS: 4 * mb, PeakRSS: 4 * mb, ClientsStart: 1, ClientsEnd: 5, ClientsPeak: 5, TCPPeak: 7}}}},
+		{"etcd keeps a lease", []Sample{at(0, etcd(5, 0, "")), at(1, etcd(5, 6, "")), at(2, etcd(5, -1, "etcd-0: count leases: deadline exceeded")), at(3, etcd(5, 1, ""))}, &Resources{Samples: 4, MaxGap: 1,
+			Procs: []ProcResources{{Name: "etcd-0", Kind: "etcd", Samples: 4, FirstRSS: 20 * mb, SettledRSS: 20 * mb, LastRSS: 20 * mb, PeakRSS: 20 * mb,
+				Sessions: &SessionResources{What: "leases", Start: 0, End: 1, Peak: 6, Leaked: 1}}},
+			Leaks: []string{"etcd-0 held 1 more session(s) (leases) at the end, after the clients closed, than at the start (0 → 1)"}}},
+		{"etcd lets its leases go", []Sample{at(0, etcd(5, 0, "")), at(1, etcd(5, 6, "")), at(2, etcd(5, 0, ""))}, &Resources{Samples: 3, MaxGap: 1,
+			Procs: []ProcResources{{Name: "etcd-0", Kind: "etcd", Samples: 3, FirstRSS: 20 * mb, SettledRSS: 20 * mb, LastRSS: 20 * mb, PeakRSS: 20 * mb,
+				Sessions: &SessionResources{What: "leases", Start: 0, End: 0, Peak: 6}}}}},
+		// Not read at the end: what it held then is not known.
+		{"sessions unread at the end leak nothing", []Sample{at(0, etcd(5, 0, "")), at(1, etcd(5, 6, "")), at(2, etcd(5, -1, "etcd-0: count leases: deadline exceeded"))}, &Resources{Samples: 3, MaxGap: 1,
+			Procs: []ProcResources{{Name: "etcd-0", Kind: "etcd", Samples: 3, FirstRSS: 20 * mb, SettledRSS: 20 * mb, LastRSS: 20 * mb, PeakRSS: 20 * mb,
+				Sessions: &SessionResources{What: "leases", Start: 0, End: 6, Peak: 6}}}}},
+		{"sessions of another process at the end leak nothing", []Sample{at(0, etcd(5, 0, "")), at(1, etcd(6, 2, ""))}, &Resources{Samples: 2, MaxGap: 1,
+			Procs: []ProcResources{{Name: "etcd-0", Kind: "etcd", Samples: 2, FirstRSS: 20 * mb, SettledRSS: 20 * mb, LastRSS: 20 * mb, PeakRSS: 20 * mb,
+				Sessions: &SessionResources{What: "leases", Start: 0, End: 2, Peak: 2}}}}},
 		{"the user's server without a pid", []Sample{at(0, ProcSample{Name: "user-0", Error: "no pid"}), at(1, ProcSample{Name: "user-0", Error: "no pid"})}, &Resources{Samples: 2, MaxGap: 1,
 			Unsampled: []string{"user-0: no pid"}}},
 		{"an error that names the server", []Sample{at(0, ProcSample{Name: "server-0", Error: "server-0 (127.0.0.1:6379): no pid given (--server-pids)"})}, &Resources{Samples: 1,
@@ -134,12 +157,17 @@ func TestSummaryResources(t *testing.T) {
 }
 
 // TestWriteResources: a run directory's samples reach results.json and
-// the report, as a memory and a connections plot. About 1 s.
+// the report, as plots of memory, connections, the run's figures and the
+// sessions. About 1 s.
 func TestWriteResources(t *testing.T) {
 	recs := storedHistory(t)
 	dir := t.TempDir()
 	var lines []string
-	for _, s := range growingSamples(recs[0].Time, 20) {
+	for i, s := range growingSamples(recs[0].Time, 20) {
+		// The run's figures, and redis-0's count of its sessions.
+		s.Run = &RunFigures{Ops: 10 * i, Lost: i / 10, Strikes: i / 5, Effective: i / 7}
+		n := s.Procs[1].Clients
+		s.Procs[1].Sessions, s.Procs[1].SessionsWhat = &n, "connected clients"
 		b, err := json.Marshal(s)
 		if err != nil {
 			t.Fatal(err)
@@ -164,12 +192,12 @@ func TestWriteResources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{MemoryPNG, ClientsPNG} {
+	for _, f := range []string{MemoryPNG, ClientsPNG, FiguresPNG, SessionsPNG} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Error(err)
 		}
 	}
-	for _, id := range []string{`id="memory"`, `id="connections"`} {
+	for _, id := range []string{`id="memory"`, `id="connections"`, `id="figures"`, `id="sessions"`} {
 		if !strings.Contains(string(html), id) {
 			t.Errorf("report.html has no figure %s", id)
 		}

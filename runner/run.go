@@ -332,7 +332,7 @@ func (r *run) execute(ctx context.Context) (bool, error) {
 		}
 	}
 	// The first sample is of the servers before any client dials them.
-	if r.samples, err = startSampler(r.dir, r.cluster, r.log); err != nil {
+	if r.samples, err = startSampler(r.dir, r.cluster, time.Duration(cfg.TTL), r.log); err != nil {
 		return false, err
 	}
 	r.keys = make([]string, cfg.Keys)

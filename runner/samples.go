@@ -14,6 +14,8 @@ import (
 
 	"github.com/locktest/locktest/clock"
 	"github.com/locktest/locktest/cluster"
+	"github.com/locktest/locktest/history"
+	"github.com/locktest/locktest/live"
 	"github.com/locktest/locktest/reports"
 )
 
@@ -55,18 +57,25 @@ type sampler struct {
 	// pids are the host pids of the instances seen: a container's takes
 	// a question to the engine.
 	pids map[cluster.Instance]int
+	// follow reads the history as it grows into tally, whose totals each
+	// sample records (reports.RunFigures): a long run's lost updates and
+	// strikes over time, in a file of bounded length.
+	follow *history.Follower
+	tally  live.Tally
 }
 
 // startSampler takes a first sample of c's servers and the coordinator
 // into dir's samples file, and goes on sampling every sampleEvery (or
-// more, see maxSamples) until stop.
-func startSampler(dir string, c *cluster.Cluster, log *slog.Logger) (*sampler, error) {
-	return startSamplerEvery(dir, c, log, sampleEvery, maxSamples)
+// more, see maxSamples) until stop. ttl is the run's lease: a double
+// grant up to a ttl after a strike healed counts as its hit
+// (live.Tally.Grace).
+func startSampler(dir string, c *cluster.Cluster, ttl time.Duration, log *slog.Logger) (*sampler, error) {
+	return startSamplerEvery(dir, c, log, sampleEvery, maxSamples, ttl)
 }
 
 // startSamplerEvery is startSampler with the time between the first
 // samples and the most samples kept (even) given.
-func startSamplerEvery(dir string, c *cluster.Cluster, log *slog.Logger, every time.Duration, most int) (*sampler, error) {
+func startSamplerEvery(dir string, c *cluster.Cluster, log *slog.Logger, every time.Duration, most int, ttl time.Duration) (*sampler, error) {
 	path := filepath.Join(dir, reports.SamplesFile)
 	f, err := os.Create(path)
 	if err != nil {
@@ -74,7 +83,8 @@ func startSamplerEvery(dir string, c *cluster.Cluster, log *slog.Logger, every t
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &sampler{path: path, cluster: c, log: log, max: most, cancel: cancel, done: make(chan struct{}),
-		every: every, f: f, pids: map[cluster.Instance]int{}}
+		every: every, f: f, pids: map[cluster.Instance]int{}, follow: history.Follow(filepath.Join(dir, reports.HistoryFile))}
+	s.tally.Grace = ttl
 	s.add(s.take())
 	go s.loop(ctx)
 	return s, nil
@@ -84,14 +94,33 @@ func (s *sampler) loop(ctx context.Context) {
 	defer close(s.done)
 	t := time.NewTimer(s.interval())
 	defer t.Stop()
+	// The history is read every tallyEvery however far apart the samples
+	// grew: what it gained meanwhile is read whole, and a day's samples a
+	// minute apart would read a minute of a busy run's history at once.
+	poll := time.NewTicker(tallyEvery)
+	defer poll.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-poll.C:
+			s.poll()
 		case <-t.C:
 			s.add(s.take())
 			t.Reset(s.interval())
 		}
+	}
+}
+
+// tallyEvery is how often the sampler reads what the history gained.
+const tallyEvery = time.Second
+
+// poll adds what the history gained to the tally. Only the sampler's
+// goroutine calls it (through take too), or stop once that goroutine has
+// ended: the tally needs no lock.
+func (s *sampler) poll() {
+	if recs, err := s.follow.Poll(); err == nil { // a read error shows as figures that stand still
+		s.tally.Add(recs...)
 	}
 }
 
@@ -103,8 +132,9 @@ func (s *sampler) interval() time.Duration {
 
 // stop takes the last sample and closes the file. Unless now (an
 // interrupted run, which must end at once), the last sample waits up to
-// settleWait for each server to hold no more of its clients' connections
-// than at the start: the clients have closed theirs, and a server that
+// settleWait, or the run's TTL and a second when longer, for each server
+// to hold no more of its clients' connections or sessions than at the
+// start: the clients have closed theirs, and a server that
 // still holds them then keeps them (reports.ProcResources.LeakedClients). A nil sampler
 // (a run that never started its servers) has nothing to stop.
 func (s *sampler) stop(now bool) error {
@@ -114,7 +144,9 @@ func (s *sampler) stop(now bool) error {
 	s.cancel()
 	<-s.done
 	last := s.take()
-	for deadline := time.Now().Add(settleWait); !now && s.unsettled(last) && time.Now().Before(deadline); {
+	// A killed client's session lives until its TTL runs out (an etcd
+	// lease, a ZooKeeper session): that is no leak.
+	for deadline := time.Now().Add(max(settleWait, s.tally.Grace+time.Second)); !now && s.unsettled(last) && time.Now().Before(deadline); {
 		time.Sleep(100 * time.Millisecond)
 		last = s.take()
 	}
@@ -128,15 +160,18 @@ func (s *sampler) stop(now bool) error {
 }
 
 // unsettled reports whether some server holds more of its clients'
-// connections in last than it did, as the same process, in the first
-// sample.
+// connections, or sessions, in last than it did, as the same process, in
+// the first sample.
 func (s *sampler) unsettled(last reports.Sample) bool {
 	s.mu.Lock()
 	first := s.samples[0]
 	s.mu.Unlock()
 	for _, p := range last.Procs {
 		for _, q := range first.Procs {
-			if p.Name == q.Name && p.Name != reports.CoordinatorName && p.Pid == q.Pid && p.Error == "" && q.Error == "" && p.Clients > q.Clients {
+			if p.Name != q.Name || p.Name == reports.CoordinatorName || p.Pid != q.Pid || p.Error != "" || q.Error != "" {
+				continue
+			}
+			if p.Clients > q.Clients || p.Sessions != nil && q.Sessions != nil && *p.Sessions > *q.Sessions {
 				return true
 			}
 		}
@@ -149,6 +184,10 @@ func (s *sampler) unsettled(last reports.Sample) bool {
 // restarted) is in the sample with why.
 func (s *sampler) take() reports.Sample {
 	smp := reports.Sample{Time: clock.Mono()}
+	s.poll()
+	smp.Run = &reports.RunFigures{Ops: s.tally.Ops, Lost: s.tally.Lost, Strikes: len(s.tally.Strikes), Effective: s.tally.Effective}
+	// counted are the kinds whose one member answered for the cluster.
+	counted := map[string]bool{}
 	me := reports.ProcSample{Name: reports.CoordinatorName, Pid: os.Getpid(), Heap: goHeap()}
 	st, err := cluster.ReadProcStat(me.Pid, 0)
 	fill(&me, st, err)
@@ -178,6 +217,16 @@ func (s *sampler) take() reports.Sample {
 		p.Pid = pid
 		st, err := cluster.ReadProcStat(pid, n.Port)
 		fill(&p, st, err)
+		// The connections first: the question about sessions opens one.
+		if what, shared, ok := n.CountsSessions(); ok && err == nil && !counted[n.Kind] {
+			p.SessionsWhat = what
+			if c, err := n.Sessions(context.Background()); err != nil {
+				p.SessionsError = err.Error()
+			} else {
+				p.Sessions = &c
+				counted[n.Kind] = shared
+			}
+		}
 		smp.Procs = append(smp.Procs, p)
 	}
 	return smp

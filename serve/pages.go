@@ -15,7 +15,7 @@ const style = `<style>
 body { font: 14px/1.45 system-ui, sans-serif; margin: 1.5em auto; max-width: 1180px; padding: 0 1em; color: #222; }
 h1 { font-size: 1.35em; } table { border-collapse: collapse; margin: .4em 0; }
 td, th { padding: .25em .7em; border-bottom: 1px solid #eee; text-align: left; vertical-align: top; }
-th { background: #f6f6f6; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+th { background: #f6f6f6; } td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .safe { background: #e3f4e5; } .unsafe { background: #fbe2e2; } .unknown { background: #fff3d6; }
 .in-progress { background: #e3ecfb; } .stopped { background: #eee; }
 .banner { padding: .7em 1em; border-radius: 6px; margin: .8em 0; font-size: 1.1em; }
@@ -23,6 +23,7 @@ pre, code { font: 12.5px ui-monospace, monospace; background: #f4f4f4; border-ra
 pre { padding: .6em; overflow-x: auto; } small { color: #555; }
 pre#summary { white-space: pre-wrap; overflow-wrap: anywhere; }
 h2 { font-size: 1.1em; margin: 1.4em 0 .3em; } details summary { cursor: pointer; color: #333; }
+.charts { display: flex; flex-wrap: wrap; gap: .5em 1.5em; } figure { margin: 0; } figcaption { font-size: .9em; }
 </style>`
 
 var funcs = template.FuncMap{"upper": strings.ToUpper, "join": strings.Join, "base": path.Base}
@@ -60,6 +61,8 @@ var runTmpl = template.Must(template.New("run").Funcs(funcs).Parse(`<!DOCTYPE ht
 {{if .IsDone}}
 <div class="banner {{.Outcome}}" id="verdict"><b>{{.Outcome | upper}}</b> — {{.Headline}}</div>
 <p><a href="/{{.Path}}/report.html">report.html</a> (plots, violations, faults) · <a href="/{{.Path}}/results.json">results.json</a> · <a href="/{{.Path}}/history.jsonl">history.jsonl</a> · <a href="/{{.Path}}/">every file</a></p>
+{{with .Hit}}<p>The check judged <b>{{.}}</b> fault strike(s) effective (a client was granted a lock another still believed it held); the figures below are what the run saw as it went.</p>{{end}}
+{{template "figures" .Figures}}
 {{with .Summary}}<pre id="summary">{{.}}</pre>{{end}}
 {{else}}
 <div class="banner {{.Class}}" id="verdict"><b>{{.Outcome | upper}}</b>{{if .IsRunning}} — {{.Phase}}; this page reloads every 2 s until the verdict is in{{else}} — the run ended before its check (killed?): <code>locktest analyze {{.Dir}}</code> checks what it wrote{{end}}</div>
@@ -73,10 +76,22 @@ var runTmpl = template.Must(template.New("run").Funcs(funcs).Parse(`<!DOCTYPE ht
 {{if .Strikes}}<h2>Faults</h2><table><tr><th>fault</th><th>target</th><th>at</th><th>lasted</th></tr>
 {{range .Strikes}}<tr><td>{{.Name}}</td><td>{{.Target}}</td><td class="num">{{.At}}</td><td class="num">{{.Lasted}}</td></tr>
 {{end}}</table>{{end}}
+{{template "figures" .Figures}}
 <p><a href="/{{.Path}}/history.jsonl">history.jsonl</a> (as written so far) · <a href="/{{.Path}}/">every file</a></p>
 {{end}}
 </body></html>
+{{define "figures"}}{{with .}}<h2 id="figures">Over time</h2>
+<p><small>From the run's samples (samples.jsonl), taken every second or more from before the first client until after the last:{{if .Run}} lost updates certain so far, fault strikes begun and those that hit (a client granted a key another still believed it held, during the strike or a lease after it: an estimate the check decides),{{end}} memory, and sessions as each server counts them.</small></p>
+<div class="charts">{{range .Charts}}<figure><figcaption>{{.Title}} <small>(0–{{.Max}})</small></figcaption>
+<svg viewBox="-2 -2 ` + chartBox + `" width="320" height="80" role="img"><rect x="0" y="0" width="300" height="60" fill="none" stroke="#ddd"/>{{range .Lines}}<polyline fill="none" stroke="{{.Color}}" stroke-width="1.5" points="{{.Points}}"><title>{{.Name}}</title></polyline>{{end}}</svg>
+<div>{{range .Lines}}<span style="color:{{.Color}}">■</span> {{.Name}} {{.Last}} {{end}}</div></figure>{{end}}</div>
+<table id="over-time"><tr><th>time</th>{{if .Run}}<th class="num">ops</th><th class="num">lost</th><th class="num">strikes hit/begun</th>{{end}}<th class="num">coordinator MB</th>{{range .Servers}}<th class="num">{{.}} MB</th>{{end}}{{range .Counted}}<th class="num">{{.}} sessions</th>{{end}}</tr>
+{{range .Rows}}<tr><td class="num">{{.At}}</td>{{if $.Run}}<td class="num">{{.Ops}}</td><td class="num">{{.Lost}}</td><td class="num">{{.Effective}}/{{.Strikes}}</td>{{end}}<td class="num">{{.Coordinator}}</td>{{range .Memory}}<td class="num">{{.}}</td>{{end}}{{range .Sessions}}<td class="num">{{.}}</td>{{end}}</tr>
+{{end}}</table>{{end}}{{end}}
 `))
+
+// chartBox is the charts' viewBox size: their 300×60 box and a margin.
+const chartBox = "304 64"
 
 // render executes t into a buffer first, so that a template error is a 500
 // and never half a page.

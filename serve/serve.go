@@ -25,7 +25,6 @@ import (
 
 	"github.com/locktest/locktest/checker"
 	"github.com/locktest/locktest/clock"
-	"github.com/locktest/locktest/history"
 	"github.com/locktest/locktest/live"
 	"github.com/locktest/locktest/reports"
 	"github.com/locktest/locktest/scenario"
@@ -42,6 +41,8 @@ type Server struct {
 	mux   *http.ServeMux
 	// hosts are the Host headers answered; nil: any (see Bind).
 	hosts []string
+	// follows are the histories of runs not checked, read as they grow.
+	follows follows
 }
 
 // New opens the store for serving. A path that is not a directory is
@@ -193,6 +194,25 @@ type Run struct {
 	// Memory is the processes' memory in the run's newest resource
 	// sample, when not Done; "" before the first.
 	Memory string
+	// Figures are the run's figures over time, on its own page (nil
+	// elsewhere, and for a run without samples).
+	Figures *Figures
+}
+
+// Hit says, of a checked run, how many of its strikes the check judged
+// effective (checker.Efficacy): "3 of 4"; "" without strikes.
+func (r Run) Hit() string {
+	e := r.Results.Checks.Efficacy
+	if len(e) == 0 {
+		return ""
+	}
+	n := 0
+	for _, f := range e {
+		if f.Effective {
+			n++
+		}
+	}
+	return fmt.Sprintf("%d of %d", n, len(e))
 }
 
 // IsDone: the run was checked.
@@ -288,11 +308,15 @@ func (s *Server) load(p string, detail bool) (Run, error) {
 	dir.Close()
 	if !running {
 		if data, err := s.root.ReadFile(path.Join(p, reports.ResultsFile)); err == nil {
+			s.follows.forget(p)
 			r.State = Done
 			if err := json.Unmarshal(data, &r.Results); err != nil {
 				return r, fmt.Errorf("%s: %w", reports.ResultsFile, err)
 			}
-			return r, nil
+			if detail {
+				_, err = s.samples(&r, true)
+			}
+			return r, err
 		}
 	}
 	r.State = Stopped
@@ -303,26 +327,14 @@ func (s *Server) load(p string, detail bool) (Run, error) {
 		r.Progress = "no results: the run ended before its check (killed?)"
 		return r, nil
 	}
-	h, err := history.OpenFS(s.root.FS(), path.Join(p, reports.HistoryFile), 0)
-	if err == nil {
-		// A line being written, or cut off by a kill, ends the history early:
-		// what comes before it counts.
-		sc := history.NewScanner(h)
-		for sc.Scan() {
-			r.Tally.Add(sc.Record())
-		}
-		h.Close()
-	} else if !errors.Is(err, fs.ErrNotExist) {
+	// As the run's samples count hits, with its TTL as grace.
+	if r.Tally, err = s.tally(p, time.Duration(r.Config.TTL)); err != nil {
 		return r, err
 	}
-	f, err := s.root.Open(path.Join(p, reports.SamplesFile))
-	if err == nil {
-		if smp, ok := live.LatestSample(f); ok {
-			r.Memory = live.MemoryText(smp)
-		}
-		f.Close()
-	} else if !errors.Is(err, fs.ErrNotExist) {
+	if smp, err := s.samples(&r, detail); err != nil {
 		return r, err
+	} else if smp != nil {
+		r.Memory = live.MemoryText(*smp)
 	}
 	if running {
 		now := clock.Mono()
@@ -336,6 +348,35 @@ func (s *Server) load(p string, detail bool) (Run, error) {
 		r.Elapsed = r.Tally.Elapsed(r.Tally.Last).Seconds()
 	}
 	return r, nil
+}
+
+// samples reads the run's samples file: all of it into r.Figures when
+// whole (its own page), else its newest sample only, from the file's
+// end. It returns the newest sample, nil when there is none yet.
+func (s *Server) samples(r *Run, whole bool) (*reports.Sample, error) {
+	name := path.Join(r.Path, reports.SamplesFile)
+	f, err := s.root.Open(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if !whole {
+		if smp, ok := live.LatestSample(f); ok {
+			return &smp, nil
+		}
+		return nil, nil
+	}
+	// A line being written, or cut off by a kill, ends them early: what
+	// comes before it counts.
+	all, _ := reports.DecodeSamples(f, name)
+	if len(all) == 0 {
+		return nil, nil
+	}
+	r.Figures = figures(all)
+	return &all[len(all)-1], nil
 }
 
 func (s *Server) index(w http.ResponseWriter, req *http.Request) {

@@ -158,7 +158,7 @@ func TestPages(t *testing.T) {
 	}{
 		{"/", 200, []string{
 			`href="/_/run/` + s.done + `"`, "<b>UNSAFE</b>", `<td class="num">2</td>`, `href="/` + s.done + `/report.html"`,
-			`href="/_/run/` + s.running + `"`, "<b>IN PROGRESS</b>", "running 2.0s/1m0s: 2 ops, 1 acquisitions, 0 lost update(s) so far; fault active: pause-holder on c1",
+			`href="/_/run/` + s.running + `"`, "<b>IN PROGRESS</b>", "running 2.0s/1m0s: 2 ops, 1 acquisitions, 0 lost update(s) so far; 0 of 1 strike(s) hit; fault active: pause-holder on c1",
 			"<b>STOPPED</b>", "no results: the run ended before its check (killed?)", `http-equiv="refresh"`, "_/compare.html",
 		}, []string{"escape"}},
 		{"/_/run/" + s.done, 200, []string{`class="banner unsafe"`, "<b>UNSAFE</b> — 2 update(s) of the protected resource were lost.",
@@ -167,7 +167,7 @@ func TestPages(t *testing.T) {
 			"<td>pause-holder</td><td>c1</td><td class=\"num\">0.500 s</td><td class=\"num\">active</td>",
 			"<th>acquisitions</th><td class=\"num\">1</td>", "<th>memory</th><td>coordinator 45 MB, 1 server(s) 12 MB</td>"}, nil},
 		{"/_/run/" + s.stopped, 200, []string{"<b>STOPPED</b>", "locktest analyze " + filepath.Join(s.dir, s.stopped),
-			"stopped 0.5s/1m0s: 2 ops, 1 acquisitions, 0 lost update(s) so far; fault active: pause-holder on c1 <small>(when the history ends)</small>",
+			"stopped 0.5s/1m0s: 2 ops, 1 acquisitions, 0 lost update(s) so far; 0 of 1 strike(s) hit; fault active: pause-holder on c1 <small>(when the history ends)</small>",
 			`<td class="num">never healed</td>`}, []string{`http-equiv="refresh"`}},
 		{"/" + s.done + "/results.json", 200, []string{`"verdict": "invalid"`}, nil},
 		{"/" + s.done + "/report.html", 200, []string{"UNSAFE"}, nil},

@@ -53,7 +53,7 @@ func TestReports(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, f := range []string{reports.TimelinePNG, reports.TimelineSVG, reports.LatencyPNG, reports.RatePNG, reports.MemoryPNG, reports.ClientsPNG} {
+		for _, f := range []string{reports.TimelinePNG, reports.TimelineSVG, reports.LatencyPNG, reports.RatePNG, reports.MemoryPNG, reports.ClientsPNG, reports.FiguresPNG, reports.SessionsPNG} {
 			if info, err := os.Stat(filepath.Join(unsafe.Dir, f)); err != nil || info.Size() == 0 {
 				t.Errorf("plot %s missing or empty: %v", f, err)
 			}
@@ -66,8 +66,8 @@ func TestReports(t *testing.T) {
 		}
 		// Self-contained: every image is embedded and decodes.
 		srcs := regexp.MustCompile(`src="([^"]*)"`).FindAllSubmatch(doc, -1)
-		if len(srcs) != 5 {
-			t.Fatalf("%d images in the report, want 5 plots (timeline, latency, rate, memory, connections)", len(srcs))
+		if len(srcs) != 7 {
+			t.Fatalf("%d images in the report, want 7 plots (timeline, latency, rate, memory, connections, figures, sessions)", len(srcs))
 		}
 		for _, m := range srcs {
 			data, ok := bytes.CutPrefix(m[1], []byte("data:image/png;base64,"))

@@ -21,7 +21,8 @@ import (
 // TestServeFollowsRuns: locktest run --progress plain prints its phases on
 // stderr and leaves stdout to the summary; locktest serve, over a store
 // with that finished run and one in progress, shows the verdict of the
-// first, follows the second until its own verdict is in, renders in a
+// first, follows the second, with its figures over time, until its own
+// verdict is in (and its figures still after), renders in a
 // browser without format garbage, and ends on SIGINT with 130, leaving
 // nothing running.
 func TestServeFollowsRuns(t *testing.T) {
@@ -64,6 +65,12 @@ func TestServeFollowsRuns(t *testing.T) {
 	if body := fetch(t, base+page[1]); !strings.Contains(body, `http-equiv="refresh"`) || !strings.Contains(body, "ops") {
 		t.Fatalf("the page of the run in progress neither reloads nor counts ops:\n%s", body)
 	}
+	// Its figures over time while it runs: charts and a table from its
+	// samples, with redis-0's own count of its sessions.
+	if body := waitFor(t, base+page[1], `<th class="num">redis-0 sessions</th>`); !strings.Contains(body, `<h2 id="figures">Over time</h2>`) ||
+		!strings.Contains(body, "<polyline") || !strings.Contains(body, "lost updates so far") {
+		t.Fatalf("the page of the run in progress has no figures over time:\n%s", body)
+	}
 	if dom := renderDOM(t, base+"/"); dom != "" && (strings.Contains(dom, "%!") || !strings.Contains(dom, "IN PROGRESS")) {
 		t.Errorf("the index as chromium renders it:\n%s", dom)
 	}
@@ -76,8 +83,9 @@ func TestServeFollowsRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	outcome = strings.ToUpper(string(reports.OutcomeOf(second.Verdict)))
-	if body := fetch(t, base+page[1]); !strings.Contains(body, "<b>"+outcome+"</b>") || strings.Contains(body, `http-equiv="refresh"`) {
-		t.Fatalf("the finished run's page shows no %s verdict, or still reloads:\n%s", outcome, body)
+	if body := fetch(t, base+page[1]); !strings.Contains(body, "<b>"+outcome+"</b>") || strings.Contains(body, `http-equiv="refresh"`) ||
+		!strings.Contains(body, `<table id="over-time">`) {
+		t.Fatalf("the finished run's page shows no %s verdict, still reloads, or has no figures over time:\n%s", outcome, body)
 	}
 
 	if err := serve.Process.Signal(syscall.SIGINT); err != nil {
