@@ -295,7 +295,11 @@ func (secondTicks) Ticks(lo, hi float64) []plot.Tick {
 	var ticks []plot.Tick
 	for v := math.Ceil(lo/minor) * minor; v <= hi+minor/1e6; v += minor {
 		t := plot.Tick{Value: v}
-		if r := math.Mod(v, step); r < minor/2 || step-r < minor/2 {
+		r := math.Mod(v, step)
+		if r < 0 { // before the start: Mod keeps the sign
+			r += step
+		}
+		if r < minor/2 || step-r < minor/2 {
 			at := math.Round(v/step) * step
 			if at == 0 {
 				at = 0 // not -0, which an axis from below 0 gives (math.Ceil(-0.5))

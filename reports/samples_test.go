@@ -205,15 +205,24 @@ func TestWriteResources(t *testing.T) {
 }
 
 // TestSecondTicksFromBelowZero: an axis that starts before the run, as the
-// samples' does, labels its zero "0", not "-0".
+// samples' does, labels its zero "0", not "-0", and its minor ticks below
+// zero not at all (math.Mod keeps the sign).
 func TestSecondTicksFromBelowZero(t *testing.T) {
-	var labels []string
-	for _, tick := range (secondTicks{}).Ticks(-1, 60) {
-		if tick.Label != "" {
-			labels = append(labels, tick.Label)
+	for _, tc := range []struct {
+		lo, hi float64
+		want   []string
+	}{
+		{-1, 60, []string{"0", "10", "20", "30", "40", "50", "60"}},
+		{-1, 15, []string{"0", "2", "4", "6", "8", "10", "12", "14"}},
+	} {
+		var labels []string
+		for _, tick := range (secondTicks{}).Ticks(tc.lo, tc.hi) {
+			if tick.Label != "" {
+				labels = append(labels, tick.Label)
+			}
 		}
-	}
-	if want := []string{"0", "10", "20", "30", "40", "50", "60"}; !reflect.DeepEqual(labels, want) {
-		t.Errorf("labels from -1 to 60: %q, want %q", labels, want)
+		if !reflect.DeepEqual(labels, tc.want) {
+			t.Errorf("labels from %v to %v: %q, want %q", tc.lo, tc.hi, labels, tc.want)
+		}
 	}
 }
