@@ -207,22 +207,18 @@ func Summarize(samples []Sample) *Resources {
 	}
 	settleAt := samples[0].Time + (samples[len(samples)-1].Time-samples[0].Time)/12
 	type seen struct {
-		p        ProcResources
-		firstPid int
-		lastPid  int
-		// fromStart: read in the run's first sample; atEnd: in the
-		// latest one so far.
-		fromStart, atEnd bool
-		settled          bool
-		errs             []string
-		// sessions: the count was read in the run's first sample, and
-		// in the latest one; from which pids.
-		sessFromStart, sessAtEnd  bool
-		sessFirstPid, sessLastPid int
+		p       ProcResources
+		settled bool
+		errs    []string
+		// The server's client connections, and its own count of
+		// sessions (what it counts: sessWhat).
+		clients, sessions count
+		sessWhat          string
 	}
 	byName := map[string]*seen{}
 	var order []string
 	for _, s := range samples {
+		first := s.Time == samples[0].Time
 		for _, ps := range s.Procs {
 			x := byName[ps.Name]
 			if x == nil {
@@ -230,8 +226,9 @@ func Summarize(samples []Sample) *Resources {
 				byName[ps.Name] = x
 				order = append(order, ps.Name)
 			}
-			x.atEnd = ps.Error == ""
 			if ps.Error != "" {
+				x.clients.miss()
+				x.sessions.miss()
 				if len(x.errs) == 0 || x.errs[len(x.errs)-1] != ps.Error {
 					x.errs = append(x.errs, ps.Error)
 				}
@@ -239,26 +236,23 @@ func Summarize(samples []Sample) *Resources {
 			}
 			p := &x.p
 			if p.Samples == 0 {
-				x.firstPid, p.FirstRSS, p.ClientsStart = ps.Pid, ps.RSS, ps.Clients
-				x.fromStart = s.Time == samples[0].Time
+				p.FirstRSS = ps.RSS
 			}
 			if !x.settled {
 				p.SettledRSS = ps.RSS
 				x.settled = s.Time >= settleAt
 			}
 			p.Samples++
-			x.lastPid, p.LastRSS, p.ClientsEnd = ps.Pid, ps.RSS, ps.Clients
-			p.PeakRSS, p.ClientsPeak, p.TCPPeak = max(p.PeakRSS, ps.RSS), max(p.ClientsPeak, ps.Clients), max(p.TCPPeak, ps.TCP)
-			x.sessAtEnd = ps.Sessions != nil
+			p.LastRSS, p.PeakRSS, p.TCPPeak = ps.RSS, max(p.PeakRSS, ps.RSS), max(p.TCPPeak, ps.TCP)
+			x.clients.add(ps.Clients, ps.Pid, first)
 			if ps.Sessions == nil {
+				x.sessions.miss()
 				continue
 			}
-			n := *ps.Sessions
-			if p.Sessions == nil {
-				p.Sessions = &SessionResources{What: ps.SessionsWhat, Start: n}
-				x.sessFirstPid, x.sessFromStart = ps.Pid, s.Time == samples[0].Time
+			if !x.sessions.read {
+				x.sessWhat = ps.SessionsWhat
 			}
-			p.Sessions.End, p.Sessions.Peak, x.sessLastPid = n, max(p.Sessions.Peak, n), ps.Pid
+			x.sessions.add(*ps.Sessions, ps.Pid, first)
 		}
 	}
 	for _, name := range order {
@@ -275,13 +269,16 @@ func Summarize(samples []Sample) *Resources {
 		if p.SettledRSS > 0 {
 			p.Growth = math.Round((float64(p.LastRSS)/float64(p.SettledRSS)-1)*1000) / 1000
 		}
-		if x.fromStart && x.atEnd && x.firstPid == x.lastPid && p.ClientsEnd > p.ClientsStart {
-			p.LeakedClients = p.ClientsEnd - p.ClientsStart
+		c := x.clients
+		p.ClientsStart, p.ClientsEnd, p.ClientsPeak, p.LeakedClients = c.start, c.end, c.peak, c.leaked()
+		if p.LeakedClients > 0 {
 			r.Leaks = append(r.Leaks, fmt.Sprintf("%s held %d more client connection(s) at the end, after the clients closed, than at the start (%d → %d)",
 				name, p.LeakedClients, p.ClientsStart, p.ClientsEnd))
 		}
-		if ss := p.Sessions; ss != nil && x.sessFromStart && x.atEnd && x.sessAtEnd && x.sessFirstPid == x.sessLastPid && ss.End > ss.Start {
-			ss.Leaked = ss.End - ss.Start
+		if c := x.sessions; c.read {
+			p.Sessions = &SessionResources{What: x.sessWhat, Start: c.start, End: c.end, Peak: c.peak, Leaked: c.leaked()}
+		}
+		if ss := p.Sessions; ss != nil && ss.Leaked > 0 {
 			// Beside a leak of connections, not folded into it: a
 			// session may live without one (an etcd lease), and where
 			// the count is of connections (Redis's) it is the server's
@@ -292,6 +289,39 @@ func Summarize(samples []Sample) *Resources {
 		r.Procs = append(r.Procs, p)
 	}
 	return r
+}
+
+// count follows one figure of a process over the samples (its client
+// connections, its sessions) from its first reading to its latest. What
+// it holds at the end beyond the start is left by clients that are gone
+// only when it was read in the run's first sample and in its last, as one
+// process: a restarted server's figures are another process's.
+type count struct {
+	start, end, peak  int
+	firstPid, lastPid int
+	// read: read at least once; fromStart: first read in the run's first
+	// sample; atEnd: read in the latest sample so far.
+	read, fromStart, atEnd bool
+}
+
+// add takes a reading of n from the process pid; first says the sample is
+// the run's first.
+func (c *count) add(n, pid int, first bool) {
+	if !c.read {
+		c.start, c.firstPid, c.fromStart, c.read = n, pid, first, true
+	}
+	c.end, c.lastPid, c.peak, c.atEnd = n, pid, max(c.peak, n), true
+}
+
+// miss takes a sample in which the figure could not be read.
+func (c *count) miss() { c.atEnd = false }
+
+// leaked is what the process held at the end beyond the start (see count).
+func (c *count) leaked() int {
+	if c.fromStart && c.atEnd && c.firstPid == c.lastPid && c.end > c.start {
+		return c.end - c.start
+	}
+	return 0
 }
 
 // Line says each process's memory, and each server's client connections,
