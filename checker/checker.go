@@ -106,6 +106,11 @@ type Options struct {
 	// for an overlap that begins after it healed; 0 looks at the fault's
 	// window only.
 	TTL time.Duration
+	// Drift is how much faster than the history's clock the servers'
+	// clocks may run, as a fraction (measured on --nodes hosts): a lease
+	// of TTL on a server may end TTL×Drift early by the history's clock,
+	// so the lease is judged that much shorter.
+	Drift float64
 	// Whole checks each key's operations in one piece and with porcupine
 	// alone, as before the checks cut them into segments and swept them:
 	// only to compare the two.
@@ -137,7 +142,7 @@ func explain(rep *Report, ops []history.Op, opt Options) {
 	rep.Resource.Violations = lostUpdates(ops, rep.Faults, rep.Stats, opt.MaxViolations)
 	explainUnnamed(&rep.Mutex, "the mutex model found no legal order of the lock operations (see the visualization)")
 	explainUnnamed(&rep.Resource, "the counter model found no legal order of the critical sections (see the visualization)")
-	rep.Lease = ClassifyLease(ops, rep.Faults, opt.TTL, rep.Start)
+	rep.Lease = ClassifyLease(ops, rep.Faults, opt.TTL-time.Duration(float64(opt.TTL)*opt.Drift), rep.Start)
 	rep.Mutex.FirstViolationS = firstViolation(rep.Mutex.Violations, rep.Start)
 	rep.Resource.FirstViolationS = firstViolation(rep.Resource.Violations, rep.Start)
 }

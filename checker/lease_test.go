@@ -160,3 +160,22 @@ func TestClassifyLateGrant(t *testing.T) {
 		})
 	}
 }
+
+// TestDriftShortensLease: a grant 5 ms before the lease ran out by the
+// history's clock is inside the lease when the servers' clocks run at its
+// rate, and beyond it when they may run 1% faster (Options.Drift), which
+// ends a 1 s lease 10 ms early on the server.
+func TestDriftShortensLease(t *testing.T) {
+	ok, fail := history.OK, history.Fail
+	recs := build(acq(0, 0, 10, ok), incr(0, 10, 2000, ok, 0), rel(0, 2000, 2010, fail),
+		acq(1, 900, 995, ok), incr(1, 995, 1100, ok, 0), rel(1, 1100, 1110, ok))
+	for _, tc := range []struct {
+		drift float64
+		want  LeaseClass
+	}{{0, InsideLease}, {0.001, InsideLease}, {0.01, BeyondLease}} {
+		rep := Check(recs, Options{Timeout: time.Minute, TTL: time.Second, Drift: tc.drift})
+		if rep.Lease == nil || rep.Lease.Class != tc.want {
+			t.Errorf("drift %v: lease finding %+v, want %s", tc.drift, rep.Lease, tc.want)
+		}
+	}
+}

@@ -43,7 +43,12 @@ func healCommand() *cobra.Command {
 		RunE: exits(func(cmd *cobra.Command, _ []string) int {
 			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			if nodes != "" {
-				opt.Hosts = strings.Split(nodes, ",")
+				hosts, err := remote.ExpandHosts(strings.Split(nodes, ","))
+				if err != nil {
+					fmt.Fprintf(stderr, "%s heal: %v\n", prog, err)
+					return exitBadArgs
+				}
+				opt.Hosts = hosts
 			}
 			if err := healOptions(dir, &opt); err != nil {
 				fmt.Fprintf(stderr, "%s heal: %v\n", prog, err)
@@ -62,7 +67,7 @@ func healCommand() *cobra.Command {
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&dir, "dir", filepath.Join("store", "latest"), "the run directory whose undo list to undo")
-	fs.StringVar(&nodes, "nodes", "", "the run's hosts ([user@]host[:port],...; default: the run's --nodes)")
+	fs.StringVar(&nodes, "nodes", "", "the run's hosts ([user@]host[:port],... or @FILE, one a line; default: the run's --nodes)")
 	fs.StringVar(&opt.User, "ssh-user", "", "the login on hosts that name none (default: the run's, or $USER)")
 	fs.StringVar(&opt.KeyFile, "ssh-key", "", "the private key to log in with (default: the run's, or the agent at SSH_AUTH_SOCK)")
 	fs.StringVar(&opt.KnownHosts, "ssh-known-hosts", "", "the known_hosts file host keys are checked against (default: the run's, or ~/.ssh/known_hosts)")

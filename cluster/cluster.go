@@ -19,8 +19,11 @@ type Cluster struct {
 	links   links
 	backend Backend
 	// lab, when set, holds every server and client in a network namespace
-	// of its own, and links are kernel links (NewInLab).
+	// of its own (NewInLab).
 	lab *Lab
+	// kernel, when set, makes links kernel links: the lab, or the hosts'
+	// firewalls (NewWith).
+	kernel Firewalls
 	// guard continues the user's servers once its stdin closes (Adopt).
 	guard *os.File
 	// timeouts are the lock servers' (SetTimeouts).
@@ -57,9 +60,10 @@ func NewOn(dir, backend string) (*Cluster, error) {
 
 // NewWith returns a cluster whose nodes run on b, a backend its caller
 // made with settings of its own (the hosts of --nodes, cluster/remote),
-// which NewOn's factories do not take.
-func NewWith(dir string, b Backend) *Cluster {
-	c := &Cluster{Dir: dir, backend: b}
+// which NewOn's factories do not take; its links are kernel links placed
+// by fw, or proxies when fw is nil.
+func NewWith(dir string, b Backend, fw Firewalls) *Cluster {
+	c := &Cluster{Dir: dir, backend: b, kernel: fw}
 	trackBackend(c)
 	return c
 }

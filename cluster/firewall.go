@@ -29,19 +29,53 @@ type firewall struct {
 	setupOnce sync.Once
 }
 
-// verdicts a rule may give.
+// Verdicts a rule may give.
 const (
-	verdictDrop  = "drop"
-	verdictReset = "reset" // TCP only: answer with RST
+	VerdictDrop  = "drop"
+	VerdictReset = "reset" // TCP only: answer with RST
 )
 
-// packetRule is one rule: packets from (in) or to (out) peer, dropped or
-// reset, with probability prob (1: all).
-type packetRule struct {
-	out     bool
-	peer    net.IP
-	verdict string
-	prob    float64
+// PacketRule is one rule of a kernel link: packets from (in) or to (Out)
+// Peer, dropped or reset, with probability Prob (1: all). Port, when not
+// 0, narrows it to the server's port (the destination of what comes in,
+// the source of what goes out): where one address serves several servers
+// and more (a host of --nodes and its sshd), the address alone would cut
+// them all.
+type PacketRule struct {
+	Out     bool
+	Peer    net.IP
+	Port    int
+	Verdict string
+	Prob    float64
+}
+
+// Firewall holds a kernel link's rules where its server end's packets
+// pass: a lab endpoint's nftables table, or a table on a host of --nodes.
+// Each rule is tagged, so that faults that overlap add and remove only
+// their own.
+type Firewall interface {
+	// Add puts rules in place under tag, all or none, and checks that the
+	// kernel lists them: a fault is reported only once it is in effect.
+	Add(tag string, rules []PacketRule) error
+	// Remove deletes every rule whose tag starts with prefix.
+	Remove(prefix string) error
+	// Tags lists the tags of the rules in place, one per rule, sorted.
+	Tags() ([]string, error)
+}
+
+// LinkEnds is where a kernel link's rules go: the firewall of its server
+// end, the addresses its other end's packets carry, and the port of its
+// server end (0: every port of the address).
+type LinkEnds struct {
+	Firewall Firewall
+	Peers    []net.IP
+	Port     int
+}
+
+// Firewalls places kernel links: a lab (every server and client an
+// address of its own) or the hosts of --nodes (cluster/remote).
+type Firewalls interface {
+	LinkEnds(l *Link) (LinkEnds, error)
 }
 
 func (e *Endpoint) firewall() (*firewall, error) {
@@ -76,17 +110,15 @@ func (f *firewall) close() {
 	}
 }
 
-// add puts rules in place under tag, all or none, and checks that the
-// kernel lists them: a fault is reported only once it is in effect.
-func (f *firewall) add(tag string, rules []packetRule) error {
+func (f *firewall) Add(tag string, rules []PacketRule) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, r := range rules {
 		chain := f.in
-		if r.out {
+		if r.Out {
 			chain = f.out
 		}
-		f.conn.AddRule(&nftables.Rule{Table: f.table, Chain: chain, Exprs: r.exprs(), UserData: []byte(tag)})
+		f.conn.AddRule(&nftables.Rule{Table: f.table, Chain: chain, Exprs: exprs(r), UserData: []byte(tag)})
 	}
 	if err := f.conn.Flush(); err != nil {
 		return fmt.Errorf("add %s: %w", tag, err)
@@ -111,8 +143,7 @@ func countOf(tags []string, tag string) int {
 	return n
 }
 
-// remove deletes every rule whose tag starts with prefix.
-func (f *firewall) remove(prefix string) error {
+func (f *firewall) Remove(prefix string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var errs []error
@@ -138,8 +169,7 @@ func (f *firewall) remove(prefix string) error {
 	return nil
 }
 
-// tags lists the tags of the rules in place, one per rule.
-func (f *firewall) tags() ([]string, error) {
+func (f *firewall) Tags() ([]string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.tagsLocked()
@@ -170,16 +200,30 @@ const lossScale = 10000
 // exprs is the rule as nftables expressions: match the peer's address
 // (the source of what comes in, the destination of what goes out), TCP
 // for a reset, a random draw below the probability, then the verdict.
-func (r packetRule) exprs() []expr.Any {
+func exprs(r PacketRule) []expr.Any {
 	offset := uint32(12) // IPv4 source address
-	if r.out {
+	if r.Out {
 		offset = 16 // destination address
 	}
 	es := []expr.Any{
 		&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: offset, Len: 4},
-		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: r.peer.To4()},
+		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: r.Peer.To4()},
 	}
-	if r.verdict == verdictReset {
+	if r.Port != 0 {
+		// TCP, and the server's port: the destination (2) of what comes
+		// in, the source (0) of what goes out.
+		portAt := uint32(2)
+		if r.Out {
+			portAt = 0
+		}
+		port := make([]byte, 2)
+		binary.BigEndian.PutUint16(port, uint16(r.Port))
+		es = append(es, &expr.Meta{Key: expr.MetaKeyL4PROTO, Register: 1},
+			&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{unix.IPPROTO_TCP}},
+			&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseTransportHeader, Offset: portAt, Len: 2},
+			&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: port})
+	}
+	if r.Verdict == VerdictReset {
 		// TCP, and not itself a reset: the RST the input rule answers
 		// with leaves through the output chain, whose rule would else
 		// swallow it.
@@ -189,16 +233,16 @@ func (r packetRule) exprs() []expr.Any {
 			&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 1, Mask: []byte{tcpRST}, Xor: []byte{0}},
 			&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{0}})
 	}
-	if r.prob < 1 {
+	if r.Prob < 1 {
 		// numgen leaves its number in host order; cmp compares bytes, so
 		// both sides are big-endian (as nft itself compiles it).
 		below := make([]byte, 4)
-		binary.BigEndian.PutUint32(below, uint32(r.prob*lossScale))
+		binary.BigEndian.PutUint32(below, uint32(r.Prob*lossScale))
 		es = append(es, &expr.Numgen{Register: 1, Modulus: lossScale, Type: unix.NFT_NG_RANDOM},
 			&expr.Byteorder{SourceRegister: 1, DestRegister: 1, Op: expr.ByteorderHton, Len: 4, Size: 4},
 			&expr.Cmp{Op: expr.CmpOpLt, Register: 1, Data: below})
 	}
-	if r.verdict == verdictReset {
+	if r.Verdict == VerdictReset {
 		return append(es, &expr.Reject{Type: unix.NFT_REJECT_TCP_RST, Code: unix.NFT_REJECT_TCP_RST})
 	}
 	return append(es, &expr.Verdict{Kind: expr.VerdictDrop})

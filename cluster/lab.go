@@ -384,13 +384,18 @@ func NewInLab(dir string) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{Dir: dir, backend: labBackend{l}, lab: l}
+	c := &Cluster{Dir: dir, backend: labBackend{l}, lab: l, kernel: l}
 	trackBackend(c)
 	return c, nil
 }
 
 // Lab returns the cluster's lab, nil unless it runs in one (NewInLab).
 func (c *Cluster) Lab() *Lab { return c.lab }
+
+// KernelLinks reports whether the cluster's links are kernel links: the
+// clients dial the servers' own addresses, and a link is a name for the
+// faults' rules.
+func (c *Cluster) KernelLinks() bool { return c.kernel != nil }
 
 // ClientNet returns the endpoint a client worker called name runs in, nil
 // when the cluster has no lab.

@@ -39,8 +39,8 @@ type Link struct {
 	Upstream string
 
 	proxy *toxiproxy.Proxy
-	// lab is set for a kernel link, whose proxy is nil.
-	lab *Lab
+	// kernel places a kernel link's rules; its proxy is nil.
+	kernel Firewalls
 	// bypass, if set, closes the connections between From and To that
 	// do not go through the link (see StartZooKeeper): Cut calls it once
 	// the link is cut, so nothing crosses the partition.
@@ -69,8 +69,8 @@ func (c *Cluster) Link(name, upstream string) (*Link, error) {
 	// "FROM:TO/PURPOSE" is a further link between the same two, to another
 	// port of TO (ZooKeeper's election port, say): it belongs to TO.
 	to, _, _ = strings.Cut(to, "/")
-	if c.lab != nil {
-		return c.addLink(&Link{Name: name, From: from, To: to, Upstream: upstream, lab: c.lab})
+	if c.kernel != nil {
+		return c.addLink(&Link{Name: name, From: from, To: to, Upstream: upstream, kernel: c.kernel})
 	}
 	c.links.once.Do(func() {
 		c.links.server = toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
@@ -137,7 +137,7 @@ func (l *Link) Addr() string {
 
 // Kernel reports whether the link's effects are firewall rules (a lab's
 // link), not a proxy's.
-func (l *Link) Kernel() bool { return l.lab != nil }
+func (l *Link) Kernel() bool { return l.kernel != nil }
 
 // Effects are toxics named "OWNER/EFFECT": faults that overlap on one link
 // (latency and a cut, say) each add and remove only their own.
@@ -173,8 +173,8 @@ func (l *Link) Latency(owner string, s Stream, latency, jitter time.Duration) er
 // resume on heal, unless an end's own timeout closed them meanwhile.
 func (l *Link) Cut(owner string) error {
 	if l.Kernel() {
-		return l.addRules(owner, "cut", packetRule{verdict: verdictDrop, prob: 1},
-			packetRule{out: true, verdict: verdictDrop, prob: 1})
+		return l.addRules(owner, "cut", PacketRule{Verdict: VerdictDrop, Prob: 1},
+			PacketRule{Out: true, Verdict: VerdictDrop, Prob: 1})
 	}
 	err := errors.Join(
 		l.add(owner+"/cut-up", "timeout", "upstream", map[string]int64{"timeout": 0}),
@@ -191,8 +191,8 @@ func (l *Link) Cut(owner string) error {
 // either direction, as a peer that answers with RST.
 func (l *Link) Reset(owner string) error {
 	if l.Kernel() {
-		return l.addRules(owner, "reset", packetRule{verdict: verdictReset, prob: 1},
-			packetRule{out: true, verdict: verdictReset, prob: 1})
+		return l.addRules(owner, "reset", PacketRule{Verdict: VerdictReset, Prob: 1},
+			PacketRule{Out: true, Verdict: VerdictReset, Prob: 1})
 	}
 	return errors.Join(
 		l.add(owner+"/reset-up", "reset_peer", "upstream", map[string]int64{"timeout": 0}),
@@ -206,9 +206,9 @@ func (l *Link) Drop(owner string, towardTo bool) error {
 		return fmt.Errorf("link %s: a one-way partition needs --network netns", l.Name)
 	}
 	if towardTo {
-		return l.addRules(owner, "drop-in", packetRule{verdict: verdictDrop, prob: 1})
+		return l.addRules(owner, "drop-in", PacketRule{Verdict: VerdictDrop, Prob: 1})
 	}
-	return l.addRules(owner, "drop-out", packetRule{out: true, verdict: verdictDrop, prob: 1})
+	return l.addRules(owner, "drop-out", PacketRule{Out: true, Verdict: VerdictDrop, Prob: 1})
 }
 
 // Lose drops each packet of the link, both ways, with probability p.
@@ -217,8 +217,8 @@ func (l *Link) Lose(owner string, p float64) error {
 	if !l.Kernel() {
 		return fmt.Errorf("link %s: packet loss needs --network netns", l.Name)
 	}
-	return l.addRules(owner, "loss", packetRule{verdict: verdictDrop, prob: p},
-		packetRule{out: true, verdict: verdictDrop, prob: p})
+	return l.addRules(owner, "loss", PacketRule{Verdict: VerdictDrop, Prob: p},
+		PacketRule{Out: true, Verdict: VerdictDrop, Prob: p})
 }
 
 // tag is what the rules of owner's effect on l carry.
@@ -227,45 +227,45 @@ func (l *Link) tag(owner, effect string) string { return l.Name + "|" + owner + 
 // addRules puts the effect's rules, one set per address of the link's
 // other end, into the firewall of its server end, and checks they are in
 // place.
-func (l *Link) addRules(owner, effect string, rules ...packetRule) error {
-	fw, peers, err := l.ends()
+func (l *Link) addRules(owner, effect string, rules ...PacketRule) error {
+	ends, err := l.kernel.LinkEnds(l)
 	if err != nil {
 		return err
 	}
-	var all []packetRule
-	for _, p := range peers {
+	var all []PacketRule
+	for _, p := range ends.Peers {
 		for _, r := range rules {
-			r.peer = p
+			r.Peer, r.Port = p, ends.Port
 			all = append(all, r)
 		}
 	}
-	if err := fw.add(l.tag(owner, effect), all); err != nil {
+	if err := ends.Firewall.Add(l.tag(owner, effect), all); err != nil {
 		return fmt.Errorf("link %s: %w", l.Name, err)
 	}
 	return nil
 }
 
-// ends returns the firewall of the link's server end and the addresses of
-// its other end.
-func (l *Link) ends() (*firewall, []net.IP, error) {
-	to := l.lab.endpoint(l.To)
+// LinkEnds: in a lab, the firewall of the link's server end, and the
+// addresses of its other end, each server's and client's own.
+func (lab *Lab) LinkEnds(l *Link) (LinkEnds, error) {
+	to := lab.endpoint(l.To)
 	if to == nil {
-		return nil, nil, fmt.Errorf("link %s: %s has no place in the lab", l.Name, l.To)
+		return LinkEnds{}, fmt.Errorf("link %s: %s has no place in the lab", l.Name, l.To)
 	}
 	var peers []net.IP
 	if l.From == PeersEnd {
-		for _, e := range l.lab.Endpoints() {
+		for _, e := range lab.Endpoints() {
 			if !e.Client && e != to {
 				peers = append(peers, e.IP)
 			}
 		}
-	} else if from := l.lab.endpoint(l.From); from != nil {
+	} else if from := lab.endpoint(l.From); from != nil {
 		peers = append(peers, from.IP)
 	} else {
-		return nil, nil, fmt.Errorf("link %s: %s has no place in the lab", l.Name, l.From)
+		return LinkEnds{}, fmt.Errorf("link %s: %s has no place in the lab", l.Name, l.From)
 	}
 	fw, err := to.firewall()
-	return fw, peers, err
+	return LinkEnds{Firewall: fw, Peers: peers}, err
 }
 
 // PeersEnd is the dialing end of a link every other server dials: a
@@ -279,11 +279,11 @@ func (l *Link) Heal(owner string) error {
 		if owner != "" {
 			prefix += owner + "|"
 		}
-		fw, _, err := l.ends()
+		ends, err := l.kernel.LinkEnds(l)
 		if err != nil {
 			return err
 		}
-		if err := fw.remove(prefix); err != nil {
+		if err := ends.Firewall.Remove(prefix); err != nil {
 			return fmt.Errorf("link %s: heal: %w", l.Name, err)
 		}
 		return nil
@@ -305,11 +305,11 @@ func (l *Link) Heal(owner string) error {
 func (l *Link) Toxics() []string {
 	var names []string
 	if l.Kernel() {
-		fw, _, err := l.ends()
+		ends, err := l.kernel.LinkEnds(l)
 		if err != nil {
 			return []string{"unknown: " + err.Error()}
 		}
-		tags, err := fw.tags()
+		tags, err := ends.Firewall.Tags()
 		if err != nil {
 			return []string{"unknown: " + err.Error()}
 		}

@@ -93,7 +93,7 @@ func (c *Cluster) StartRedisCluster(ctx context.Context, opt RedisClusterOptions
 		if err != nil {
 			return nil, err
 		}
-		if c.lab != nil {
+		if c.kernel != nil {
 			if _, err := c.Link(LinkName(PeersEnd, name), n.Addr()); err != nil {
 				return nil, err
 			}

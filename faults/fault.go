@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/locktest/locktest/cluster"
@@ -205,24 +206,31 @@ func every(ctx context.Context, env *Env, fault string, strike func(ctx context.
 	return nil
 }
 
-// onAll applies do to every item; if one fails it undoes the ones done,
-// so a strike fails having changed nothing. The returned heal undoes all.
+// onAll applies do to every item at once, as a network or a cluster fails
+// at once (on --nodes each act is a round trip to a host); if one fails it
+// undoes the ones done, so a strike fails having changed nothing. The
+// returned heal undoes all, at once too.
 func onAll[T any](items []T, do, undo func(T) error) (func() error, error) {
-	for i, it := range items {
-		if err := do(it); err != nil {
-			for _, done := range items[:i] {
-				err = errors.Join(err, undo(done))
-			}
-			return nil, err
+	all := func(items []T, act func(T) error) []error {
+		errs := make([]error, len(items))
+		var wg sync.WaitGroup
+		for i, it := range items {
+			wg.Go(func() { errs[i] = act(it) })
 		}
+		wg.Wait()
+		return errs
 	}
-	return func() error {
-		var errs []error
-		for _, it := range items {
-			errs = append(errs, undo(it))
+	errs := all(items, do)
+	if err := errors.Join(errs...); err != nil {
+		var done []T
+		for i, it := range items {
+			if errs[i] == nil {
+				done = append(done, it)
+			}
 		}
-		return errors.Join(errs...)
-	}, nil
+		return nil, errors.Join(append([]error{err}, all(done, undo)...)...)
+	}
+	return func() error { return errors.Join(all(items, undo)...) }, nil
 }
 
 var registered = registry.New("fault", Fault.Name)

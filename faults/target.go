@@ -281,6 +281,16 @@ func (e *Env) pickLinks(ctx context.Context) (links []*cluster.Link, target stri
 	return out, target, names, nil
 }
 
+// OneClient reports whether t aims at one client's links, not every
+// client's: the holder, a client, or a named link from a client.
+func (t Target) OneClient() bool {
+	if link, ok := strings.CutPrefix(t.Spec, "link:"); ok {
+		from, _, _ := strings.Cut(link, ":")
+		return history.IsClient(from)
+	}
+	return t.kind == HolderTarget || t.kind == ClientTargets
+}
+
 // ReachesClients reports whether a link fault aimed at t may act on a
 // link from a client: not when it aims only at links between servers.
 func (t Target) ReachesClients() bool {

@@ -90,7 +90,9 @@ type ClockOffset struct {
 	When          string `json:"when"`
 	OffsetNs      int64  `json:"offset_ns"`
 	UncertaintyNs int64  `json:"uncertainty_ns"`
-	Error         string `json:"error,omitempty"`
+	// AtUnixNs is when it was measured, on the control host's clock.
+	AtUnixNs int64  `json:"at_unix_ns,omitempty"`
+	Error    string `json:"error,omitempty"`
 }
 
 // ClockOffsetsFile holds a run's ClockOffsets, written by the run and

@@ -53,7 +53,7 @@ const plotRecords = 200_000
 // damaged is a BadConfigError that says so.
 func checkHistory(dir string, cfg Resolved, report bool) (checkedHistory, error) {
 	path := filepath.Join(dir, reports.HistoryFile)
-	opt := checker.Options{Timeout: time.Duration(cfg.CheckTimeout), TTL: time.Duration(cfg.TTL)}
+	opt := checker.Options{Timeout: time.Duration(cfg.CheckTimeout), TTL: time.Duration(cfg.TTL), Drift: leaseDrift(dir)}
 	var f checkedHistory
 	size, err := history.Size(path)
 	whole := drawnWhole(size, report)

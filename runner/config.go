@@ -68,10 +68,13 @@ type Resolved struct {
 // Networks of --network. NetworkAuto (or no value) is the default: the
 // lab wherever a run can have one, for its faults are the kernel's, and
 // the proxy elsewhere, saying why.
+// NetworkFirewall is the kernel's network of a run with --nodes: the
+// faults are rules in the firewalls of the servers' hosts.
 const (
-	NetworkAuto  = "auto"
-	NetworkProxy = "proxy"
-	NetworkNetns = "netns"
+	NetworkAuto     = "auto"
+	NetworkProxy    = "proxy"
+	NetworkNetns    = "netns"
+	NetworkFirewall = "firewall"
 )
 
 // Network is what a run of cfg uses for its links before its faults are
@@ -130,6 +133,9 @@ func ResolveNetwork(r *Resolved) error {
 			links = append(links, f.Name())
 		}
 	}
+	if len(r.Nodes) > 0 {
+		return resolveHostsNetwork(r, kernelOnly, proxyOnly, links)
+	}
 	why := outsideLab(r.Config)
 	if why == "" && len(proxyOnly) > 0 {
 		why = fmt.Sprintf("fault %s delays packets, which needs netem, which locktest does not count on", proxyOnly[0])
@@ -160,6 +166,41 @@ func ResolveNetwork(r *Resolved) error {
 		r.NetworkNote = "asked for --network netns, used the proxy: " + why
 	case len(links) > 0:
 		r.NetworkNote = fmt.Sprintf("fault %s acts through the proxy, not the kernel: %s", links[0], why)
+	}
+	return nil
+}
+
+// resolveHostsNetwork decides what makes the link faults of a run with
+// --nodes: the proxy on this host unless --network firewall asks for the
+// hosts' firewalls, or a fault only the kernel makes needs them (auto):
+// locktest changes a host's firewall only for a run that asked for it.
+// The clients all dial from this host's address, which a rule on a host
+// cannot tell apart: a link fault aimed at one client is refused there.
+func resolveHostsNetwork(r *Resolved, kernelOnly, proxyOnly, links []string) error {
+	switch {
+	case r.Network == NetworkProxy && len(kernelOnly) > 0:
+		return bad("fault %s needs the kernel's network: with --nodes, --network firewall (rules in the hosts' firewalls)", kernelOnly[0])
+	case r.Network == NetworkAuto && len(kernelOnly) == 0:
+		r.Network = NetworkProxy
+		if len(links) > 0 {
+			r.NetworkNote = fmt.Sprintf("fault %s acts through the proxy on this host; --network firewall would make it in the hosts' firewalls", links[0])
+		}
+		return nil
+	case r.Network == NetworkProxy:
+		return nil
+	case len(proxyOnly) > 0 && len(kernelOnly) > 0:
+		return bad("fault %s needs the proxy (no netem) and fault %s the hosts' firewalls: run them apart", proxyOnly[0], kernelOnly[0])
+	case len(proxyOnly) > 0:
+		r.Network = NetworkProxy
+		r.NetworkNote = fmt.Sprintf("asked for --network firewall, used the proxy: fault %s delays packets, which needs netem, which locktest does not count on", proxyOnly[0])
+		return nil
+	}
+	r.Network = NetworkFirewall
+	for i, f := range r.Faults {
+		if f.Traits().Links && i < len(r.Targets) && r.Targets[i].OneClient() {
+			return bad("fault %s --fault-target %s: with --network firewall the clients share this host's address, which the hosts' rules cannot tell apart: aim at a node (node, node/clients, …) or use --network proxy",
+				f.Name(), r.Targets[i].Spec)
+		}
 	}
 	return nil
 }
@@ -239,8 +280,11 @@ func DesignName(cfg scenario.Config) string {
 
 // Resolve validates cfg and looks up its design, workload and faults.
 func Resolve(cfg scenario.Config) (Resolved, error) {
-	r := Resolved{Config: cfg}
 	var err error
+	if cfg.Nodes, err = remote.ExpandHosts(cfg.Nodes); err != nil {
+		return Resolved{Config: cfg}, &BadConfigError{err}
+	}
+	r := Resolved{Config: cfg}
 	if r.Design, err = LookupDesign(cfg); err != nil {
 		return r, &BadConfigError{err}
 	}
@@ -391,7 +435,10 @@ func Check(cfg scenario.Config) error {
 		{cfg.ClockRate > 0 && !math.IsInf(cfg.ClockRate, 1), fmt.Sprintf("--clock-rate %v: must be a finite number above 0 (1 is true speed)", cfg.ClockRate)},
 		{workloads.CheckFencing(cfg.Fencing) == nil, fmt.Sprint("--fencing: ", workloads.CheckFencing(cfg.Fencing))},
 		{faults.CheckMoment(cfg.FaultMoment) == nil, fmt.Sprint("--fault-moment: ", faults.CheckMoment(cfg.FaultMoment))},
-		{cfg.Network == "" || cfg.Network == NetworkAuto || cfg.Network == NetworkProxy || cfg.Network == NetworkNetns, fmt.Sprintf("--network %q: valid are %s, %s and %s", cfg.Network, NetworkAuto, NetworkNetns, NetworkProxy)},
+		{cfg.Network == "" || slices.Contains([]string{NetworkAuto, NetworkProxy, NetworkNetns, NetworkFirewall}, cfg.Network),
+			fmt.Sprintf("--network %q: valid are %s, %s, %s and (with --nodes) %s", cfg.Network, NetworkAuto, NetworkNetns, NetworkProxy, NetworkFirewall)},
+		{cfg.Network != NetworkFirewall || len(cfg.Nodes) > 0, "--network firewall is the firewalls of the --nodes hosts: give --nodes, or use --network netns for the servers here"},
+		{cfg.Network != NetworkNetns || len(cfg.Nodes) == 0, "--network netns is a lab of namespaces on this machine, which holds no server of --nodes: use --network firewall (rules in the hosts' firewalls) or proxy"},
 		{cfg.Eviction == "" || slices.Contains(cluster.EvictionPolicies, cfg.Eviction), fmt.Sprintf("--eviction %q: valid are %s", cfg.Eviction, strings.Join(cluster.EvictionPolicies, ", "))},
 		{cfg.Loss > 0 && cfg.Loss <= 1, fmt.Sprintf("--loss %v: must be a probability above 0 and at most 1", cfg.Loss)},
 		{cluster.CheckBackend(cfg.Backend) == nil, fmt.Sprint("--backend: ", cluster.CheckBackend(cfg.Backend))},

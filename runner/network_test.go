@@ -26,6 +26,7 @@ func TestResolveNetwork(t *testing.T) {
 		}
 		return note
 	}
+	nodes := []string{"10.0.0.1", "10.0.0.2"}
 	cases := []struct {
 		name    string
 		set     func(c *scenario.Config)
@@ -43,6 +44,25 @@ func TestResolveNetwork(t *testing.T) {
 		{"default, loss on docker", func(c *scenario.Config) { c.Faults, c.Backend = []string{"loss"}, "docker" }, "", ""},
 		{"netns, a delay", func(c *scenario.Config) { c.Network, c.Faults = NetworkNetns, []string{"latency"} }, NetworkProxy, "asked for --network netns"},
 		{"netns, a pause", func(c *scenario.Config) { c.Network, c.Faults = NetworkNetns, []string{"pause-holder"} }, NetworkNetns, ""},
+		// --nodes: the hosts' firewalls only when asked or needed.
+		{"nodes, a partition", func(c *scenario.Config) { c.Nodes, c.Faults = nodes, []string{"partition"} }, NetworkProxy, "--network firewall would make it"},
+		{"nodes, a pause", func(c *scenario.Config) { c.Nodes, c.Faults = nodes, []string{"pause-holder"} }, NetworkProxy, ""},
+		{"nodes, loss", func(c *scenario.Config) { c.Nodes, c.Faults = nodes, []string{"loss"} }, NetworkFirewall, ""},
+		{"nodes, firewall, a partition", func(c *scenario.Config) {
+			c.Nodes, c.Network, c.Faults = nodes, NetworkFirewall, []string{"partition"}
+		}, NetworkFirewall, ""},
+		{"nodes, firewall, a delay", func(c *scenario.Config) {
+			c.Nodes, c.Network, c.Faults = nodes, NetworkFirewall, []string{"latency"}
+		}, NetworkProxy, "asked for --network firewall"},
+		{"nodes, firewall, the holder's links", func(c *scenario.Config) {
+			c.Nodes, c.Network, c.Faults, c.FaultTarget = nodes, NetworkFirewall, []string{"partition"}, "holder"
+		}, "", ""},
+		{"nodes, firewall, one client's link", func(c *scenario.Config) {
+			c.Nodes, c.Network, c.Faults, c.FaultTarget = nodes, NetworkFirewall, []string{"loss"}, "link:c0:redis-0"
+		}, "", ""},
+		{"nodes, proxy, loss", func(c *scenario.Config) { c.Nodes, c.Network, c.Faults = nodes, NetworkProxy, []string{"loss"} }, "", ""},
+		{"nodes, netns", func(c *scenario.Config) { c.Nodes, c.Network = nodes, NetworkNetns }, "", ""},
+		{"firewall without nodes", func(c *scenario.Config) { c.Network = NetworkFirewall }, "", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -51,7 +71,7 @@ func TestResolveNetwork(t *testing.T) {
 			tc.set(&cfg)
 			r, err := Resolve(cfg)
 			want := tc.network
-			if !lab && cfg.Network == NetworkNetns && want != NetworkProxy {
+			if !lab && cfg.Network == NetworkNetns && want != NetworkProxy && len(cfg.Nodes) == 0 {
 				want = "" // netns asked for where it cannot be had
 			}
 			switch {
@@ -70,6 +90,9 @@ func TestResolveNetwork(t *testing.T) {
 			}
 			// A suite resolves again after setting a backend: the asked
 			// network decides, not the first resolution.
+			if len(cfg.Nodes) > 0 {
+				return
+			}
 			r.Backend = "docker"
 			if err := ResolveNetwork(&r); err == nil && r.Network != NetworkProxy {
 				t.Errorf("on docker after resolving: network %s, want proxy", r.Network)

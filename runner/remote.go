@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -28,6 +29,12 @@ func dialNodes(ctx context.Context, cfg Resolved) ([]*remote.Host, error) {
 	if len(cfg.Nodes) == 0 {
 		return nil, nil
 	}
+	for _, b := range slices.Sorted(maps.Keys(binaries(cfg))) {
+		if user, ok := cluster.ServerUsers[b]; ok {
+			return nil, bad("--nodes: impl %s runs %s as user %s, which locktest does not do on other hosts yet: run it on this machine (without --nodes)",
+				cfg.Impl, b, user)
+		}
+	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	hosts, err := remote.Dial(ctx, SSHOptions(cfg.Config))
@@ -46,12 +53,17 @@ func dialNodes(ctx context.Context, cfg Resolved) ([]*remote.Host, error) {
 		}
 	}
 	slices.Sort(paths)
-	if err := remote.CheckPrograms(ctx, hosts, paths); err != nil {
+	err = remote.CheckPrograms(ctx, hosts, paths)
+	if err == nil && cfg.Network == NetworkFirewall {
+		err = remote.CheckFirewall(ctx, hosts)
+	}
+	if err != nil {
 		for _, h := range hosts {
 			h.Close()
 		}
 		var missing *remote.MissingBinaryError
-		if errors.As(err, &missing) {
+		var firewall *remote.FirewallError
+		if errors.As(err, &missing) || errors.As(err, &firewall) {
 			return nil, &BadConfigError{err}
 		}
 		return nil, err
@@ -65,6 +77,9 @@ func writeOffsets(dir string, offs []remote.Offset) error {
 	out := make([]reports.ClockOffset, len(offs))
 	for i, o := range offs {
 		out[i] = reports.ClockOffset{Host: o.Host, When: o.When, OffsetNs: int64(o.Offset), UncertaintyNs: int64(o.Uncertainty), Error: o.Err}
+		if !o.At.IsZero() {
+			out[i].AtUnixNs = o.At.UnixNano()
+		}
 	}
 	data, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
@@ -77,7 +92,8 @@ func writeOffsets(dir string, offs []remote.Offset) error {
 }
 
 // readOffsets returns the clock offsets a run with --nodes measured, and
-// a note for each: nil for any other run.
+// a note for each and for the drift they bound (clockDrift): nil for any
+// other run.
 func readOffsets(dir string) ([]reports.ClockOffset, []string, error) {
 	data, err := os.ReadFile(filepath.Join(dir, reports.ClockOffsetsFile))
 	if errors.Is(err, os.ErrNotExist) {
@@ -95,5 +111,69 @@ func readOffsets(dir string) ([]reports.ClockOffset, []string, error) {
 		notes = append(notes, remote.Offset{Host: o.Host, When: o.When, Offset: time.Duration(o.OffsetNs),
 			Uncertainty: time.Duration(o.UncertaintyNs), Err: o.Error}.String())
 	}
+	if _, note := clockDrift(offs); note != "" {
+		notes = append(notes, note)
+	}
 	return offs, notes, nil
+}
+
+// leaseDrift is the drift the lease of the run in dir is judged with
+// (clockDrift): 0 for a run on this host, or one whose offsets cannot
+// be read (analyze says why).
+func leaseDrift(dir string) float64 {
+	offs, _, err := readOffsets(dir)
+	if err != nil {
+		return 0
+	}
+	drift, _ := clockDrift(offs)
+	return drift
+}
+
+// clockDrift bounds how much faster than the control host's clock any
+// host's clock ran, as a fraction: from its offsets at the start and at
+// the end, each within its uncertainty. The history is stamped on the
+// control host and a lease runs out by the server's clock, so a constant
+// offset changes nothing the checker judges, and a faster clock ends a
+// lease early by this fraction of it; the lease is judged that much
+// shorter (checker.Options.Drift), so that "inside the lease" is said
+// only when it is sure on every clock. A host measured only once (a
+// killed run) bounds nothing: the lease is judged on the control host's
+// clock then, and the note says so.
+func clockDrift(offs []reports.ClockOffset) (float64, string) {
+	type pair struct{ start, end *reports.ClockOffset }
+	byHost := map[string]*pair{}
+	var hosts []string
+	for i := range offs {
+		o := &offs[i]
+		p := byHost[o.Host]
+		if p == nil {
+			p = &pair{}
+			byHost[o.Host] = p
+			hosts = append(hosts, o.Host)
+		}
+		if o.Error == "" && o.AtUnixNs != 0 {
+			if o.When == "start" {
+				p.start = o
+			} else {
+				p.end = o
+			}
+		}
+	}
+	drift, fastest := 0.0, ""
+	for _, h := range hosts {
+		p := byHost[h]
+		if p.start == nil || p.end == nil || p.end.AtUnixNs <= p.start.AtUnixNs {
+			return 0, fmt.Sprintf("lease judged on this host's clock: host %s's clock was not measured at both ends of the run, which would bound how fast it ran", h)
+		}
+		moved := p.end.OffsetNs - p.start.OffsetNs
+		bound := float64(max(moved, -moved)+p.start.UncertaintyNs+p.end.UncertaintyNs) / float64(p.end.AtUnixNs-p.start.AtUnixNs)
+		if bound > drift {
+			drift, fastest = bound, h
+		}
+	}
+	if fastest == "" {
+		return 0, ""
+	}
+	return drift, fmt.Sprintf("lease judged %.0f ppm shorter: the hosts' clocks may have run that much faster than this one (host %s: offsets at start and end, with their uncertainties)",
+		drift*1e6, fastest)
 }

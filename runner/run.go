@@ -171,7 +171,11 @@ func RunObserved(ctx context.Context, cfg Resolved, obs Observer) (reports.Resul
 	case hosts != nil:
 		nodesDir := filepath.Join(dir, reports.NodeLogsDir)
 		if onHosts, err = remote.New(ctx, hosts, nodesDir, dir, SSHOptions(cfg.Config)); err == nil {
-			c = cluster.NewWith(nodesDir, onHosts)
+			var fw cluster.Firewalls // nil: the proxy
+			if cfg.Network == NetworkFirewall {
+				fw = onHosts
+			}
+			c = cluster.NewWith(nodesDir, onHosts, fw)
 			err = writeOffsets(dir, onHosts.Offsets())
 		}
 	default:
@@ -342,9 +346,9 @@ func (r *run) execute(ctx context.Context) (bool, error) {
 	// Every client reaches every server and the resource through its own
 	// link, so a fault can slow or cut exactly one path; or, when no fault
 	// of the run acts on links, directly (see faults.LinkFree).
-	// In a lab a link is only a name for the faults' rules: the clients
+	// A kernel link is only a name for the faults' rules: the clients
 	// dial the servers' own addresses either way.
-	linked := faults.NeedClientLinks(cfg.Faults) || r.cluster.Lab() != nil
+	linked := faults.NeedClientLinks(cfg.Faults) || r.cluster.KernelLinks()
 	dial := func(client int, n *cluster.Node) (string, error) {
 		if !linked {
 			return n.Addr(), nil

@@ -107,7 +107,7 @@ func Sweep(ctx context.Context, cli *tc.DockerClient, runID string) error {
 		if !ours(n.Labels) {
 			continue
 		}
-		if _, err := cli.NetworkRemove(ctx, n.ID, client.NetworkRemoveOptions{}); err != nil && !strings.Contains(err.Error(), "not found") {
+		if err := removeNetwork(ctx, cli, n.ID); err != nil {
 			errs = append(errs, fmt.Errorf("remove network %s: %w", n.Name, err))
 		}
 	}
@@ -124,6 +124,26 @@ func Sweep(ctx context.Context, cli *tc.DockerClient, runID string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// removeNetwork removes a network, waiting out the engine's race in which
+// the endpoints of containers it has just removed are still counted ("has
+// active endpoints") for a moment after the removal returned.
+func removeNetwork(ctx context.Context, cli *tc.DockerClient, id string) error {
+	for wait := 100 * time.Millisecond; ; wait *= 2 {
+		_, err := cli.NetworkRemove(ctx, id, client.NetworkRemoveOptions{})
+		if err == nil || strings.Contains(err.Error(), "not found") {
+			return nil
+		}
+		if !strings.Contains(err.Error(), "active endpoints") || wait > 5*time.Second {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+	}
 }
 
 // WatchdogCommand is the hidden subcommand the watchdog runs as.

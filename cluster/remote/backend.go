@@ -51,6 +51,8 @@ type Backend struct {
 	made     map[*Host]bool // remoteDir exists there
 	shims    map[*Host]bool // the clock shim is in remoteDir there
 	offsets  []Offset
+	// firewalls are the run's tables on the hosts (--network firewall).
+	firewalls map[*Host]*hostFirewall
 }
 
 // New returns the backend of one run on hosts (Dial; the backend closes
@@ -302,12 +304,13 @@ func (b *Backend) copyDir(ctx context.Context, h *Host, dir, skip string) error 
 	})
 }
 
-// Close removes the run's directory from every host it made it on (the
-// servers were stopped before) and closes the connections.
+// Close deletes the run's firewall tables and removes the run's directory
+// from every host it made them on (the servers were stopped before) and
+// closes the connections.
 func (b *Backend) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	var errs []error
+	errs := []error{b.closeFirewalls(ctx)}
 	for _, h := range b.hosts {
 		b.mu.Lock()
 		made := b.made[h]

@@ -17,7 +17,10 @@ type Offset struct {
 	When        string        `json:"when"` // "start", "end"
 	Offset      time.Duration `json:"offset_ns"`
 	Uncertainty time.Duration `json:"uncertainty_ns"`
-	Err         string        `json:"error,omitempty"`
+	// At is the control host's time at the measurement's midpoint: two
+	// measurements of a host bound how fast its clock runs against ours.
+	At  time.Time `json:"at"`
+	Err string    `json:"error,omitempty"`
 }
 
 func (o Offset) String() string {
@@ -86,7 +89,7 @@ func MeasureOffset(ctx context.Context, h *Host, when string) Offset {
 		mid := t0.UnixNano() + t1.Sub(t0).Nanoseconds()/2
 		u := t1.Sub(t0) / 2
 		if best.Uncertainty < 0 || u < best.Uncertainty {
-			best.Offset, best.Uncertainty = time.Duration(ns-mid), u
+			best.Offset, best.Uncertainty, best.At = time.Duration(ns-mid), u, time.Unix(0, mid)
 		}
 	}
 	in.Close()

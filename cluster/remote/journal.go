@@ -223,15 +223,11 @@ func Heal(ctx context.Context, dir string, opt Options, out io.Writer) error {
 		}
 		return nil
 	}
-	// Servers first, then the directories they ran in.
+	// Servers first, then the firewall tables, then the directories the
+	// servers ran in.
 	slices.SortStableFunc(pending, func(a, b Entry) int {
-		rank := func(e Entry) int {
-			if e.Do == DoPid {
-				return 0
-			}
-			return 1
-		}
-		return rank(a) - rank(b)
+		rank := map[string]int{DoPid: 0, DoTable: 1, DoDir: 2}
+		return rank[a.Do] - rank[b.Do]
 	})
 	var errs []error
 	for _, e := range pending {
@@ -242,6 +238,12 @@ func Heal(ctx context.Context, dir string, opt Options, out io.Writer) error {
 			script, what = killScript(e.Pid, e.Start), fmt.Sprintf("killed %s (pid %d) if still running", e.Node, e.Pid)
 		case DoDir:
 			script, what = removeScript(e.Path), "removed "+e.Path
+		case DoTable:
+			if !ourTable.MatchString(e.Path) {
+				errs = append(errs, fmt.Errorf("heal: %q on %s is not a table of locktest's", e.Path, e.Host))
+				continue
+			}
+			script, what = dropTable(h, e.Path), "deleted the firewall table inet "+e.Path
 		default:
 			errs = append(errs, fmt.Errorf("heal: unknown act %q on %s", e.Do, e.Host))
 			continue

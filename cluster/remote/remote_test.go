@@ -2,11 +2,16 @@ package remote
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/locktest/locktest/cluster"
 )
 
 func TestParseHost(t *testing.T) {
@@ -131,7 +136,9 @@ func TestKillScript(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if err := exec.Command("kill", "-STOP", "-"+fmt.Sprint(pid)).Run(); err != nil {
+	// Not the kill program: procps-ng 4.0.2's takes "-STOP -PGID" for
+	// every process the caller may signal.
+	if err := syscall.Kill(-pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -164,4 +171,96 @@ func groupAlive(pgid int) bool {
 		}
 	}
 	return false
+}
+
+// TestNftRules gives the rules a fault writes to a real nft, in a network
+// namespace of the test's own, and reads back what nft echoed as it added
+// them and what it lists: the handles a heal deletes by must be the ones
+// in effect, in the right chains.
+func TestNftRules(t *testing.T) {
+	if _, err := exec.LookPath("nft"); err != nil {
+		t.Fatalf("nft (Debian's nftables, which scripts/install-deps installs): %v", err)
+	}
+	f := &hostFirewall{table: tableName("/tmp/locktest/20261129T040852.361")}
+	if !ourTable.MatchString(f.table) {
+		t.Fatalf("table %q is not one heal would delete", f.table)
+	}
+	peer := net.ParseIP("10.73.1.1")
+	rules := []struct {
+		tag   string
+		rule  cluster.PacketRule
+		chain string
+	}{
+		{"c0:redis-0|partition|cut", cluster.PacketRule{Peer: peer, Port: 6379, Verdict: cluster.VerdictDrop, Prob: 1}, "input"},
+		{"c0:redis-0|partition|cut", cluster.PacketRule{Out: true, Peer: peer, Port: 6379, Verdict: cluster.VerdictDrop, Prob: 1}, "output"},
+		{"peers:etcd-0|loss|loss", cluster.PacketRule{Peer: peer, Port: 2380, Verdict: cluster.VerdictDrop, Prob: 0.25}, "input"},
+		{"c1:redis-0|reset-peer|reset", cluster.PacketRule{Out: true, Peer: peer, Port: 6379, Verdict: cluster.VerdictReset, Prob: 1}, "output"},
+	}
+	tbl := "inet " + f.table
+	script := "add table " + tbl + "\n" +
+		"add chain " + tbl + " input { type filter hook input priority 0 ; policy accept ; }\n" +
+		"add chain " + tbl + " output { type filter hook output priority 0 ; policy accept ; }\n"
+	for _, r := range rules {
+		script += f.nftRule(r.tag, r.rule)
+	}
+	cmd := exec.Command("unshare", "-rn", "sh", "-c", "nft --echo --handle -f - && echo LISTING && nft -a list table "+tbl)
+	cmd.Stdin = strings.NewReader(script)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("nft: %v\n%s\nscript:\n%s", err, out, script)
+	}
+	echoed, listed, ok := strings.Cut(string(out), "LISTING")
+	if !ok {
+		t.Fatalf("no listing:\n%s", out)
+	}
+	got, want := parseRules(echoed), parseRules(listed)
+	byHandle := func(a, b listedRule) int { return a.handle - b.handle }
+	slices.SortFunc(got, byHandle)
+	slices.SortFunc(want, byHandle)
+	if fmt.Sprint(got) != fmt.Sprint(want) || len(got) != len(rules) {
+		t.Fatalf("echoed %v, listed %v: want the same %d rules", got, want, len(rules))
+	}
+	for _, r := range rules {
+		if !slices.ContainsFunc(got, func(l listedRule) bool { return l.tag == r.tag && l.chain == r.chain && l.handle > 0 }) {
+			t.Errorf("rule %s in chain %s: not listed (%v)", r.tag, r.chain, got)
+		}
+	}
+	for _, want := range []string{"tcp dport 6379 drop", "tcp sport 6379 drop", "numgen random mod 10000 < 2500", "reject with tcp reset"} {
+		if !strings.Contains(listed, want) {
+			t.Errorf("listing lacks %q:\n%s", want, listed)
+		}
+	}
+}
+
+// TestExpandHosts: @FILE stands for the hosts the file names, one a line.
+func TestExpandHosts(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := dir + "/" + name
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	hosts := write("hosts", "# the staging cluster\nroot@10.0.0.1\n\n  10.0.0.2:2222  \n")
+	empty := write("empty", "# nothing yet\n\n")
+	for _, tc := range []struct {
+		in   []string
+		want string
+		err  string
+	}{
+		{in: []string{"n1", "n2"}, want: "[n1 n2]"},
+		{in: []string{"@" + hosts}, want: "[root@10.0.0.1 10.0.0.2:2222]"},
+		{in: []string{"n0", "@" + hosts}, want: "[n0 root@10.0.0.1 10.0.0.2:2222]"},
+		{in: []string{"@" + empty}, err: "the file names no host"},
+		{in: []string{"@" + dir + "/missing"}, err: "no such file"},
+	} {
+		got, err := ExpandHosts(tc.in)
+		switch {
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("ExpandHosts(%q): %v, want an error saying %q", tc.in, err, tc.err)
+		case tc.err == "" && (err != nil || fmt.Sprint(got) != tc.want):
+			t.Errorf("ExpandHosts(%q) = %v, %v; want %s", tc.in, got, err, tc.want)
+		}
+	}
 }

@@ -59,7 +59,15 @@ type Host struct {
 	user    string
 	client  *ssh.Client
 	mu      sync.Mutex // serialises nothing but Close
+	// sessions holds a place per session open: sshd refuses more than
+	// MaxSessions (10 by default) on one connection, and a fault acts on
+	// many links and nodes at once.
+	sessions chan struct{}
 }
+
+// maxSessions is how many sessions a run opens at once on one host,
+// under sshd's default MaxSessions.
+const maxSessions = 8
 
 // parseHost splits "user@host:port".
 func parseHost(spec, defUser string) (user, host, addr string, err error) {
@@ -79,6 +87,35 @@ func parseHost(spec, defUser string) (user, host, addr string, err error) {
 		return "", "", "", fmt.Errorf("--nodes: %q: port %q is not a port", spec, port)
 	}
 	return user, host, net.JoinHostPort(host, port), nil
+}
+
+// ExpandHosts replaces each "@FILE" of a --nodes list with the hosts the
+// file names, one a line ([user@]host[:port]; blank lines and lines that
+// begin with # are skipped): many hosts are kept in a file, as Jepsen's
+// --nodes-file does.
+func ExpandHosts(specs []string) ([]string, error) {
+	var out []string
+	for _, spec := range specs {
+		file, ok := strings.CutPrefix(strings.TrimSpace(spec), "@")
+		if !ok {
+			out = append(out, spec)
+			continue
+		}
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("--nodes @%s: %w: give a file with one host a line", file, err)
+		}
+		n := len(out)
+		for _, line := range strings.Split(string(data), "\n") {
+			if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+				out = append(out, line)
+			}
+		}
+		if len(out) == n {
+			return nil, fmt.Errorf("--nodes @%s: the file names no host (one [user@]host[:port] a line)", file)
+		}
+	}
+	return out, nil
 }
 
 // ParseHosts checks the --nodes list: one clear line for a bad entry.
@@ -213,7 +250,7 @@ func dialOne(ctx context.Context, spec, defUser string, auth ssh.AuthMethod, che
 		return nil, explainHandshake(name, addr, user, khFile, err)
 	}
 	_ = conn.SetDeadline(time.Time{})
-	h := &Host{Name: name, Addr: addr, user: user, client: ssh.NewClient(c, chans, reqs)}
+	h := &Host{Name: name, Addr: addr, user: user, client: ssh.NewClient(c, chans, reqs), sessions: make(chan struct{}, maxSessions)}
 	h.IP = conn.RemoteAddr().(*net.TCPAddr).IP.String()
 	h.LocalIP = conn.LocalAddr().(*net.TCPAddr).IP.String()
 	return h, nil
@@ -279,6 +316,12 @@ func (h *Host) Run(ctx context.Context, cmd string, in io.Reader) (string, error
 	h.mu.Unlock()
 	if client == nil {
 		return "", fmt.Errorf("host %s: connection closed", h.Name)
+	}
+	select {
+	case h.sessions <- struct{}{}:
+		defer func() { <-h.sessions }()
+	case <-ctx.Done():
+		return "", fmt.Errorf("host %s: %s: %w", h.Name, firstLine(cmd), ctx.Err())
 	}
 	s, err := client.NewSession()
 	if err != nil {
