@@ -35,6 +35,14 @@ type Instance interface {
 	HostPid() (int, error)
 }
 
+// StatReader is an Instance whose server's /proc is on another host (a
+// server of --nodes): it reads there what ReadProcStat reads here, so
+// that its memory, files and connections are sampled all the same.
+type StatReader interface {
+	// ProcFiles returns the server's pid on its host and its /proc files.
+	ProcFiles() (int, ProcFiles, error)
+}
+
 // Backend runs the servers of a cluster: as local processes (the default)
 // or as containers. A node's Spec is the same on every backend: containers
 // see the node's directory, the clock shim and the binaries at the paths

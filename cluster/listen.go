@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"os"
@@ -93,7 +94,12 @@ func scanTCPTable(path string, each func(fields []string)) error {
 		return fmt.Errorf("tcp sockets: %w", err)
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
+	return scanTCPLines(f, each)
+}
+
+// scanTCPLines is scanTCPTable over a table's text.
+func scanTCPLines(r io.Reader, each func(fields []string)) error {
+	sc := bufio.NewScanner(r)
 	sc.Scan() // the header
 	for sc.Scan() {
 		if fields := strings.Fields(sc.Text()); len(fields) >= 10 {

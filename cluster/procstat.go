@@ -2,7 +2,9 @@ package cluster
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -35,35 +37,72 @@ type ProcStat struct {
 // another user's process's descriptors needs the rights to signal it; a
 // process of the run's own is always readable.
 func ReadProcStat(pid, port int) (ProcStat, error) {
-	var st ProcStat
-	rss, err := vmRSS(fmt.Sprintf("/proc/%d/status", pid))
+	var raw ProcFiles
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return st, fmt.Errorf("memory of process %d: %w", pid, err)
+		return ProcStat{}, fmt.Errorf("memory of process %d: %w", pid, err)
 	}
-	st.RSS = rss
+	raw.Status = string(status)
 	dir := fmt.Sprintf("/proc/%d/fd", pid)
 	fds, err := os.ReadDir(dir)
 	if err != nil {
-		return st, fmt.Errorf("open files of process %d: %w", pid, err)
+		return ProcStat{}, fmt.Errorf("open files of process %d: %w", pid, err)
 	}
-	st.FDs = len(fds)
-	established := map[string]bool{} // socket inode: on port
+	for _, f := range fds {
+		target, err := os.Readlink(dir + "/" + f.Name())
+		if err != nil {
+			target = "" // closed meanwhile: counted, as it was listed
+		}
+		raw.FDs = append(raw.FDs, target)
+	}
 	for _, file := range []string{"tcp", "tcp6"} {
-		err := scanTCPTable(fmt.Sprintf("/proc/%d/net/%s", pid, file), func(fields []string) {
+		table, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/%s", pid, file))
+		if err != nil && !os.IsNotExist(err) {
+			return ProcStat{}, fmt.Errorf("connections of process %d: %w", pid, err)
+		}
+		raw.TCP = append(raw.TCP, string(table))
+	}
+	st, err := raw.Stat(port)
+	if err != nil {
+		return st, fmt.Errorf("process %d: %w", pid, err)
+	}
+	return st, nil
+}
+
+// ProcFiles is what ReadProcStat reads of a process's /proc, as text:
+// read here, or on the host of --nodes a server runs on (cluster/remote),
+// and made a ProcStat by one piece of code.
+type ProcFiles struct {
+	// Status is /proc/PID/status.
+	Status string
+	// FDs are the targets of /proc/PID/fd's links ("socket:[INODE]", a
+	// path, "" for one closed meanwhile), one per open descriptor.
+	FDs []string
+	// TCP are the process's namespace's TCP tables (net/tcp, net/tcp6).
+	TCP []string
+}
+
+// Stat counts what the files say, the connections to port apart.
+func (f ProcFiles) Stat(port int) (ProcStat, error) {
+	var st ProcStat
+	rss, err := parseVmRSS(strings.NewReader(f.Status))
+	if err != nil {
+		return st, fmt.Errorf("memory: %w", err)
+	}
+	st.RSS, st.FDs = rss, len(f.FDs)
+	established := map[string]bool{} // socket inode: on port
+	for _, table := range f.TCP {
+		err := scanTCPLines(strings.NewReader(table), func(fields []string) {
 			if fields[3] == tcpEstablished {
 				_, local, _ := parseProcAddr(fields[1])
 				established[fields[9]] = port != 0 && local == port
 			}
 		})
 		if err != nil {
-			return st, fmt.Errorf("connections of process %d: %w", pid, err)
+			return st, fmt.Errorf("connections: %w", err)
 		}
 	}
-	for _, f := range fds {
-		target, err := os.Readlink(dir + "/" + f.Name())
-		if err != nil {
-			continue // closed meanwhile
-		}
+	for _, target := range f.FDs {
 		inode, ok := strings.CutPrefix(target, "socket:[")
 		if !ok {
 			continue
@@ -78,15 +117,10 @@ func ReadProcStat(pid, port int) (ProcStat, error) {
 	return st, nil
 }
 
-// vmRSS reads the VmRSS line of a /proc/PID/status file, in bytes. A
-// zombie or kernel thread has none: an error.
-func vmRSS(path string) (int64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
+// parseVmRSS reads the VmRSS line of a status file, in bytes. A zombie or
+// kernel thread has none: an error.
+func parseVmRSS(r io.Reader) (int64, error) {
+	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:")
 		if !ok {
@@ -94,16 +128,16 @@ func vmRSS(path string) (int64, error) {
 		}
 		num, unit, _ := strings.Cut(strings.TrimSpace(rest), " ")
 		if unit != "kB" {
-			return 0, fmt.Errorf("%s: VmRSS in %q, not kB", path, unit)
+			return 0, fmt.Errorf("VmRSS in %q, not kB", unit)
 		}
 		kb, err := strconv.ParseInt(num, 10, 64)
 		if err != nil {
-			return 0, fmt.Errorf("%s: VmRSS: %w", path, err)
+			return 0, fmt.Errorf("VmRSS: %w", err)
 		}
 		return kb << 10, nil
 	}
 	if err := sc.Err(); err != nil {
 		return 0, err
 	}
-	return 0, fmt.Errorf("%s has no VmRSS (a process that exited?)", path)
+	return 0, errors.New("no VmRSS (a process that exited?)")
 }

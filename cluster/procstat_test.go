@@ -2,8 +2,7 @@ package cluster
 
 import (
 	"context"
-	"os"
-	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -80,7 +79,6 @@ func TestReadProcStat(t *testing.T) {
 
 // TestVmRSS reads the kB figure of a status file and refuses one without it.
 func TestVmRSS(t *testing.T) {
-	dir := t.TempDir()
 	for _, tc := range []struct {
 		status string
 		want   int64
@@ -90,11 +88,7 @@ func TestVmRSS(t *testing.T) {
 		{"Name:\tkworker\nThreads:\t1\n", 0, false},
 		{"VmRSS:\t 12 MB\n", 0, false},
 	} {
-		path := filepath.Join(dir, "status")
-		if err := os.WriteFile(path, []byte(tc.status), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		got, err := vmRSS(path)
+		got, err := parseVmRSS(strings.NewReader(tc.status))
 		if (err == nil) != tc.ok || got != tc.want {
 			t.Errorf("vmRSS of %q = %d, %v; want %d, ok %v", tc.status, got, err, tc.want, tc.ok)
 		}

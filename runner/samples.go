@@ -200,22 +200,13 @@ func (s *sampler) take() reports.Sample {
 			smp.Procs = append(smp.Procs, p)
 			continue
 		}
-		s.mu.Lock()
-		pid, ok := s.pids[inst]
-		s.mu.Unlock()
-		if !ok {
-			var err error
-			if pid, err = inst.HostPid(); err != nil {
-				p.Error = err.Error()
-				smp.Procs = append(smp.Procs, p)
-				continue
-			}
-			s.mu.Lock()
-			s.pids[inst] = pid
-			s.mu.Unlock()
+		pid, st, err := s.readServer(inst, n.Port)
+		if pid == 0 {
+			p.Error = err.Error()
+			smp.Procs = append(smp.Procs, p)
+			continue
 		}
 		p.Pid = pid
-		st, err := cluster.ReadProcStat(pid, n.Port)
 		fill(&p, st, err)
 		// The connections first: the question about sessions opens one.
 		if what, shared, ok := n.CountsSessions(); ok && err == nil && !counted[n.Kind] {
@@ -230,6 +221,34 @@ func (s *sampler) take() reports.Sample {
 		smp.Procs = append(smp.Procs, p)
 	}
 	return smp
+}
+
+// readServer reads a server's figures from /proc where it runs: this
+// host's, or its own host's (a server of --nodes, cluster.StatReader). A
+// pid of 0 says it has none to read.
+func (s *sampler) readServer(inst cluster.Instance, port int) (int, cluster.ProcStat, error) {
+	if r, ok := inst.(cluster.StatReader); ok {
+		pid, files, err := r.ProcFiles()
+		if err != nil {
+			return pid, cluster.ProcStat{}, err
+		}
+		st, err := files.Stat(port)
+		return pid, st, err
+	}
+	s.mu.Lock()
+	pid, ok := s.pids[inst]
+	s.mu.Unlock()
+	if !ok {
+		var err error
+		if pid, err = inst.HostPid(); err != nil {
+			return 0, cluster.ProcStat{}, err
+		}
+		s.mu.Lock()
+		s.pids[inst] = pid
+		s.mu.Unlock()
+	}
+	st, err := cluster.ReadProcStat(pid, port)
+	return pid, st, err
 }
 
 // fill puts what ReadProcStat read into p, or why it could not.

@@ -265,6 +265,17 @@ func remoteNodesInLab(t *testing.T) {
 				t.Errorf("clock offset %+v: want measured, near 0", o)
 			}
 		}
+		// The servers' memory and connections, read from /proc on their
+		// hosts.
+		if rs := res.Resources; rs == nil || len(rs.Unsampled) != 0 || len(rs.Procs) != 8 {
+			t.Errorf("resources %+v: want the coordinator and the 7 servers sampled", rs)
+		} else {
+			for _, p := range rs.Procs {
+				if p.FirstRSS <= 0 || p.LastRSS <= 0 {
+					t.Errorf("%s: memory %d → %d bytes, want read", p.Name, p.FirstRSS, p.LastRSS)
+				}
+			}
+		}
 		// The servers ran on the hosts: their logs came back, and the
 		// nodes were spread over the three hosts.
 		log, err := os.ReadFile(filepath.Join(onHosts.store, "latest", "nodes", "redis-0", "redis-0.log"))

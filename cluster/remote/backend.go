@@ -588,6 +588,42 @@ func (p *instance) syncLog(ctx context.Context) {
 	p.mu.Unlock()
 }
 
+// ProcFiles reads the server's /proc on its host in one session, for the
+// samples (cluster.StatReader).
+func (p *instance) ProcFiles() (int, cluster.ProcFiles, error) {
+	pid, start := p.ids()
+	ctx, cancel := opCtx()
+	defer cancel()
+	script := fmt.Sprintf(`p=%d
+s=$(cat /proc/$p/stat 2>/dev/null) || { echo "%s is not running" >&2; exit 1; }
+set -- ${s##*")"}
+[ "${20}" = %s ] || { echo "%s is not running" >&2; exit 1; }
+cat /proc/$p/status
+echo @@fd
+for f in /proc/$p/fd/*; do
+  [ -L "$f" ] || continue
+  readlink "$f" || echo
+done
+echo @@tcp
+cat /proc/$p/net/tcp 2>/dev/null
+echo @@tcp
+cat /proc/$p/net/tcp6 2>/dev/null
+exit 0`, pid, p.name, Quote(start), p.name)
+	out, err := p.host.Run(ctx, script, nil)
+	if err != nil {
+		return pid, cluster.ProcFiles{}, fmt.Errorf("/proc of %s on host %s: %w", p.name, p.host.Name, err)
+	}
+	parts := strings.Split(out, "\n@@tcp\n")
+	status, fds, _ := strings.Cut(parts[0], "\n@@fd\n")
+	files := cluster.ProcFiles{Status: status, TCP: parts[1:]}
+	for _, l := range strings.Split(strings.TrimSuffix(fds, "\n"), "\n") {
+		if fds != "" {
+			files.FDs = append(files.FDs, l)
+		}
+	}
+	return pid, files, nil
+}
+
 // HostPid: the server is not a process of this host. A fault that reaches
 // into a server's sockets by pid refuses, as it must.
 func (p *instance) HostPid() (int, error) {
