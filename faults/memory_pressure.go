@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -80,16 +81,18 @@ func (f memoryPressure) Run(ctx context.Context, env *Env) error {
 		if len(nodes) == 0 {
 			return hit{}, errors.New("no Redis or memcached server among the targets")
 		}
-		heals := make(map[*cluster.Node]func() error)
+		// Filled at once (onAll): each node's heal in its own place.
+		heals := make([]func() error, len(nodes))
+		index := func(n *cluster.Node) int { return slices.Index(nodes, n) }
 		heal, err := onAll(nodes, func(n *cluster.Node) error {
 			fill := fillMemory
 			if n.Kind == "memcached" {
 				fill = fillMemcached
 			}
 			h, err := fill(ctx, n)
-			heals[n] = h
+			heals[index(n)] = h
 			return err
-		}, func(n *cluster.Node) error { return heals[n]() })
+		}, func(n *cluster.Node) error { return heals[index(n)]() })
 		if err != nil {
 			return hit{}, err
 		}
