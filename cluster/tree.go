@@ -122,7 +122,7 @@ func descendants(root int) []procEntry {
 		if err != nil {
 			continue
 		}
-		if ppid, ok := parentOf(pid); ok {
+		if ppid, ok := ParentOf(pid); ok {
 			children[ppid] = append(children[ppid], pid)
 		}
 	}
@@ -142,9 +142,9 @@ func descendants(root int) []procEntry {
 	return out
 }
 
-// parentOf reads a process's parent from /proc/PID/stat. Zombies are
+// ParentOf reads a process's parent from /proc/PID/stat. Zombies are
 // listed too: their parent may have to reap them.
-func parentOf(pid int) (int, bool) {
+func ParentOf(pid int) (int, bool) {
 	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return 0, false

@@ -22,7 +22,7 @@ func running(marker string) []string {
 		if err != nil {
 			continue
 		}
-		if ppid, ok := parentOf(pid); !ok || ppid == 0 {
+		if ppid, ok := ParentOf(pid); !ok || ppid == 0 {
 			continue
 		}
 		stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))

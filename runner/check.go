@@ -45,15 +45,16 @@ func drawnWhole(size int64, report bool) bool { return report && size <= wholeHi
 // to draw whole show: minutes of a fast run, most of an hour's soak.
 const plotRecords = 200_000
 
-// checkHistory checks the history in dir. With report, it keeps the
+// checkHistory checks the history in dir, its lease judged drift shorter
+// (see clockDrift). With report, it keeps the
 // records the report's plots are drawn from: the whole history, read whole,
 // unless it is longer than wholeHistoryBytes. Otherwise it is streamed
 // (checkStream), in memory that does not grow with its length, unless its
 // records are too far out of time order for that. A history missing or
 // damaged is a BadConfigError that says so.
-func checkHistory(dir string, cfg Resolved, report bool) (checkedHistory, error) {
+func checkHistory(dir string, cfg Resolved, drift float64, report bool) (checkedHistory, error) {
 	path := filepath.Join(dir, reports.HistoryFile)
-	opt := checker.Options{Timeout: time.Duration(cfg.CheckTimeout), TTL: time.Duration(cfg.TTL), Drift: leaseDrift(dir)}
+	opt := checker.Options{Timeout: time.Duration(cfg.CheckTimeout), TTL: time.Duration(cfg.TTL), Drift: drift}
 	var f checkedHistory
 	size, err := history.Size(path)
 	whole := drawnWhole(size, report)

@@ -91,42 +91,31 @@ func writeOffsets(dir string, offs []remote.Offset) error {
 	return nil
 }
 
-// readOffsets returns the clock offsets a run with --nodes measured, and
-// a note for each and for the drift they bound (clockDrift): nil for any
-// other run.
-func readOffsets(dir string) ([]reports.ClockOffset, []string, error) {
+// readOffsets returns the clock offsets a run with --nodes measured, a
+// note for each and for the drift they bound, and that drift (clockDrift):
+// nil and 0 for any other run.
+func readOffsets(dir string) ([]reports.ClockOffset, []string, float64, error) {
 	data, err := os.ReadFile(filepath.Join(dir, reports.ClockOffsetsFile))
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil, nil
+		return nil, nil, 0, nil
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("clock offsets: %w", err)
+		return nil, nil, 0, fmt.Errorf("clock offsets: %w", err)
 	}
 	var offs []reports.ClockOffset
 	if err := json.Unmarshal(data, &offs); err != nil {
-		return nil, nil, fmt.Errorf("clock offsets %s: %w", filepath.Join(dir, reports.ClockOffsetsFile), err)
+		return nil, nil, 0, fmt.Errorf("clock offsets %s: %w", filepath.Join(dir, reports.ClockOffsetsFile), err)
 	}
 	var notes []string
 	for _, o := range offs {
 		notes = append(notes, remote.Offset{Host: o.Host, When: o.When, Offset: time.Duration(o.OffsetNs),
 			Uncertainty: time.Duration(o.UncertaintyNs), Err: o.Error}.String())
 	}
-	if _, note := clockDrift(offs); note != "" {
+	drift, note := clockDrift(offs)
+	if note != "" {
 		notes = append(notes, note)
 	}
-	return offs, notes, nil
-}
-
-// leaseDrift is the drift the lease of the run in dir is judged with
-// (clockDrift): 0 for a run on this host, or one whose offsets cannot
-// be read (analyze says why).
-func leaseDrift(dir string) float64 {
-	offs, _, err := readOffsets(dir)
-	if err != nil {
-		return 0
-	}
-	drift, _ := clockDrift(offs)
-	return drift
+	return offs, notes, drift, nil
 }
 
 // clockDrift bounds how much faster than the control host's clock any

@@ -812,7 +812,7 @@ func analyze(dir string, cfg Resolved, write bool, writing func()) (reports.Resu
 	if cfg.NetworkNote != "" {
 		res.Notes = append(res.Notes, cfg.NetworkNote)
 	}
-	offs, offNotes, err := readOffsets(dir)
+	offs, offNotes, drift, err := readOffsets(dir)
 	if err != nil {
 		return res, err
 	}
@@ -839,7 +839,7 @@ func analyze(dir string, cfg Resolved, write bool, writing func()) (reports.Resu
 		}
 	}
 	defer limitHeap(filepath.Join(dir, reports.HistoryFile), write)()
-	found, err := checkHistory(dir, cfg, write)
+	found, err := checkHistory(dir, cfg, drift, write)
 	if err != nil {
 		return res, err
 	}

@@ -577,18 +577,10 @@ func childrenOf(pid int) []int {
 	entries, _ := os.ReadDir("/proc")
 	var out []int
 	for _, e := range entries {
-		child, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// The fields after the command's closing parenthesis: state, ppid.
-		rest := string(stat)[strings.LastIndexByte(string(stat), ')')+1:]
-		if f := strings.Fields(rest); len(f) > 1 && f[1] == strconv.Itoa(pid) {
-			out = append(out, child)
+		if child, err := strconv.Atoi(e.Name()); err == nil {
+			if parent, ok := cluster.ParentOf(child); ok && parent == pid {
+				out = append(out, child)
+			}
 		}
 	}
 	return out

@@ -39,10 +39,11 @@ func tableName(remoteDir string) string {
 var ourTable = regexp.MustCompile(`^locktest_[A-Za-z0-9_]+$`)
 
 // nft is the nft command on h: through sudo unless h's user is root,
-// never asking for a password.
+// never asking for a password. A login's PATH may lack /usr/sbin, where
+// Debian puts nft; sudo's secure_path has it.
 func (h *Host) nft() string {
 	if h.user == "root" {
-		return "nft"
+		return "PATH=$PATH:/usr/sbin:/sbin nft"
 	}
 	return "sudo -n nft"
 }
@@ -65,8 +66,7 @@ func CheckFirewall(ctx context.Context, hosts []*Host) error {
 	var wg sync.WaitGroup
 	for i, h := range hosts {
 		wg.Go(func() {
-			_, err := h.Run(ctx, "command -v nft >/dev/null 2>&1 || [ -x /usr/sbin/nft ] || { echo 'no nft program' >&2; exit 1; }\n"+
-				"PATH=$PATH:/usr/sbin:/sbin "+h.nft()+" list tables >/dev/null", nil)
+			_, err := h.Run(ctx, h.nft()+" list tables >/dev/null", nil)
 			var rerr *RemoteError
 			if errors.As(err, &rerr) {
 				err = &FirewallError{Host: h.Name, User: h.user, Why: firstLine(strings.TrimSpace(rerr.Stderr))}
@@ -226,7 +226,7 @@ func (b *Backend) firewallOf(h *Host) *hostFirewall {
 func (f *hostFirewall) nftRun(script string, args ...string) (string, error) {
 	ctx, cancel := opCtx()
 	defer cancel()
-	cmd := "PATH=$PATH:/usr/sbin:/sbin " + f.h.nft() + " " + strings.Join(args, " ")
+	cmd := f.h.nft() + " " + strings.Join(args, " ")
 	var in io.Reader
 	if script != "" {
 		cmd += " -f -"
@@ -403,7 +403,7 @@ func parseRules(listing string) []listedRule {
 
 // dropTable is the script that deletes a run's table, if it is there.
 func dropTable(h *Host, table string) string {
-	return fmt.Sprintf("PATH=$PATH:/usr/sbin:/sbin; %s list table inet %s >/dev/null 2>&1 || exit 0\n%s delete table inet %s",
+	return fmt.Sprintf("%s list table inet %s >/dev/null 2>&1 || exit 0\n%s delete table inet %s",
 		h.nft(), table, h.nft(), table)
 }
 
