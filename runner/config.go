@@ -67,9 +67,9 @@ type Resolved struct {
 
 // Networks of --network. NetworkAuto (or no value) is the default: the
 // lab wherever a run can have one, for its faults are the kernel's, and
-// the proxy elsewhere, saying why.
-// NetworkFirewall is the kernel's network of a run with --nodes: the
-// faults are rules in the firewalls of the servers' hosts.
+// the proxy elsewhere, saying why. NetworkFirewall is the kernel's network
+// of a run with --nodes: the faults are rules in the servers' hosts'
+// firewalls.
 const (
 	NetworkAuto     = "auto"
 	NetworkProxy    = "proxy"
