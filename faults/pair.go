@@ -166,11 +166,15 @@ func (e *Env) next(ctx context.Context) bool {
 		case <-ctx.Done():
 			return false
 		}
+		// The follower now waits for this answer alone: a strike, or nil
+		// when the run ended first. Were it to watch ctx too, a run ending
+		// as the strike is handed over could start one half of the pair.
 		if !e.Wait(ctx) || !e.align(ctx) {
+			p.start <- nil
 			return false
 		}
 		e.strike = &pairStrike{client: e.momentClient}
-		p.start <- e.strike // buffered, and the follower waits for it
+		p.start <- e.strike // buffered: the follower takes it when it can
 		return true
 	}
 	select {
@@ -178,13 +182,11 @@ func (e *Env) next(ctx context.Context) bool {
 	case <-ctx.Done():
 		return false
 	}
-	select {
-	case e.strike = <-p.start:
-		e.momentClient = e.strike.client
-		return true
-	case <-ctx.Done():
+	if e.strike = <-p.start; e.strike == nil {
 		return false
 	}
+	e.momentClient = e.strike.client
+	return true
 }
 
 // holderOf is the client holding the lock that both faults of a pair's
