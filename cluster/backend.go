@@ -68,6 +68,17 @@ type Backend interface {
 	Close() error
 }
 
+// A ServerAdopter is a backend whose hosts run the user's servers (the
+// hosts of --nodes): it signals them there, where this host's kill cannot
+// reach, and continues them however the coordinator ends.
+type ServerAdopter interface {
+	// AdoptServers checks that each server's pid names a running process
+	// of its host that listens on its address, and returns an instance
+	// for each, named as names says, that pauses and continues it and
+	// never kills it.
+	AdoptServers(ctx context.Context, names []string, servers []UserServer) ([]Instance, error)
+}
+
 // BackendFactory makes a backend for the cluster of one run.
 type BackendFactory func(runDir string) (Backend, error)
 

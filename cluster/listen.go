@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/netip"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,63 +15,67 @@ import (
 
 // listensOn reports whether process pid holds a socket listening on addr
 // (host:port): a listener on the port bound to one of host's addresses or
-// to the wildcard. It reads the listening sockets of the process's network
-// namespace (/proc/PID/net/tcp, tcp6) and matches their inodes against the
-// process's open files (/proc/PID/fd), which needs no more rights than
-// signalling the process does: so a pid of some other process, which a
-// pause would stop instead of the server, is told apart.
+// to the wildcard. It reads the process's files from /proc, which needs no
+// more rights than signalling the process does: so a pid of some other
+// process, which a pause would stop instead of the server, is told apart.
 func listensOn(ctx context.Context, pid int, addr string) (bool, error) {
-	host, portStr, err := net.SplitHostPort(addr)
+	port, ips, err := ResolveListener(ctx, addr)
 	if err != nil {
 		return false, err
 	}
+	files, err := ReadProcFiles(pid)
+	if err != nil {
+		return false, err
+	}
+	return files.Listens(port, ips)
+}
+
+// ResolveListener is addr's port and the addresses its host resolves to,
+// as ProcFiles.Listens takes them.
+func ResolveListener(ctx context.Context, addr string) (int, []netip.Addr, error) {
+	host, portStr, err := net.SplitHostPort(addr)
+	if err != nil {
+		return 0, nil, err
+	}
 	port, err := strconv.Atoi(portStr)
 	if err != nil {
-		return false, fmt.Errorf("port of %s: %w", addr, err)
+		return 0, nil, fmt.Errorf("port of %s: %w", addr, err)
 	}
 	ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 	if err != nil {
-		return false, fmt.Errorf("resolve %s: %w", host, err)
+		return 0, nil, fmt.Errorf("resolve %s: %w", host, err)
 	}
+	return port, ips, nil
+}
+
+// Listens reports whether the process the files are of holds a socket
+// listening on port at one of ips or the wildcard: one its network
+// namespace's TCP tables list as listening, among its open files.
+func (f ProcFiles) Listens(port int, ips []netip.Addr) (bool, error) {
 	listeners := map[string]bool{} // socket inodes
-	for _, file := range []string{"tcp", "tcp6"} {
-		if err := listeningInodes(fmt.Sprintf("/proc/%d/net/%s", pid, file), port, ips, listeners); err != nil {
-			return false, err
-		}
-	}
-	dir := fmt.Sprintf("/proc/%d/fd", pid)
-	fds, err := os.ReadDir(dir)
-	if err != nil {
-		return false, fmt.Errorf("open files of process %d: %w", pid, err)
-	}
-	for _, f := range fds {
-		target, err := os.Readlink(dir + "/" + f.Name())
+	for _, table := range f.TCP {
+		err := scanTCPLines(strings.NewReader(table), func(fields []string) {
+			if fields[3] != tcpListen {
+				return
+			}
+			ip, p, ok := parseProcAddr(fields[1])
+			if !ok || p != port {
+				return
+			}
+			if ip.IsUnspecified() || slices.ContainsFunc(ips, func(a netip.Addr) bool { return a.Unmap() == ip.Unmap() }) {
+				listeners[fields[9]] = true
+			}
+		})
 		if err != nil {
-			continue // closed meanwhile
+			return false, fmt.Errorf("tcp sockets: %w", err)
 		}
+	}
+	for _, target := range f.FDs {
 		if inode, ok := strings.CutPrefix(target, "socket:["); ok && listeners[strings.TrimSuffix(inode, "]")] {
 			return true, nil
 		}
 	}
 	return false, nil
-}
-
-// listeningInodes adds to into the inodes of the sockets in the table at
-// path (/proc/PID/net/tcp or tcp6) that listen on port at one of ips or
-// the wildcard. A table that does not exist (no IPv6) adds nothing.
-func listeningInodes(path string, port int, ips []netip.Addr, into map[string]bool) error {
-	return scanTCPTable(path, func(fields []string) {
-		if fields[3] != tcpListen {
-			return
-		}
-		ip, p, ok := parseProcAddr(fields[1])
-		if !ok || p != port {
-			return
-		}
-		if ip.IsUnspecified() || slices.ContainsFunc(ips, func(a netip.Addr) bool { return a.Unmap() == ip.Unmap() }) {
-			into[fields[9]] = true
-		}
-	})
 }
 
 // Socket states of /proc/net/tcp (include/net/tcp_states.h).
@@ -81,23 +84,9 @@ const (
 	tcpListen      = "0A"
 )
 
-// scanTCPTable calls each with the fields of every socket of the table at
-// path (/proc/PID/net/tcp or tcp6): sl local_address rem_address st
-// tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode. A table that
-// does not exist (no IPv6) has none.
-func scanTCPTable(path string, each func(fields []string)) error {
-	f, err := os.Open(path)
-	if os.IsNotExist(err) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("tcp sockets: %w", err)
-	}
-	defer f.Close()
-	return scanTCPLines(f, each)
-}
-
-// scanTCPLines is scanTCPTable over a table's text.
+// scanTCPLines calls each with the fields of every socket of a TCP table
+// (/proc/PID/net/tcp or tcp6): sl local_address rem_address st
+// tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode.
 func scanTCPLines(r io.Reader, each func(fields []string)) error {
 	sc := bufio.NewScanner(r)
 	sc.Scan() // the header

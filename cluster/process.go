@@ -234,15 +234,25 @@ func (p *Process) Stopped() bool {
 // pidStopped reports whether the kernel has process pid stopped (state T,
 // or t under a tracer); false for a pid that does not exist.
 func pidStopped(pid int) bool {
+	st := ProcState(pid)
+	return st == "T" || st == "t"
+}
+
+// ProcState is the state letter of process pid in /proc/PID/stat (R, S,
+// T, Z, …), "" when there is no such process.
+func ProcState(pid int) string {
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return false
+		return ""
 	}
 	// The state follows the command name, which is in parentheses and may
 	// itself contain spaces or parentheses.
 	s := string(stat)
 	i := strings.LastIndexByte(s, ')')
-	return i >= 0 && i+2 < len(s) && (s[i+2] == 'T' || s[i+2] == 't')
+	if i < 0 || i+2 >= len(s) {
+		return ""
+	}
+	return s[i+2 : i+3]
 }
 
 // Paused reports whether the process is paused by us.

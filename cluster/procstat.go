@@ -37,16 +37,30 @@ type ProcStat struct {
 // another user's process's descriptors needs the rights to signal it; a
 // process of the run's own is always readable.
 func ReadProcStat(pid, port int) (ProcStat, error) {
+	raw, err := ReadProcFiles(pid)
+	if err != nil {
+		return ProcStat{}, err
+	}
+	st, err := raw.Stat(port)
+	if err != nil {
+		return st, fmt.Errorf("process %d: %w", pid, err)
+	}
+	return st, nil
+}
+
+// ReadProcFiles reads process pid's status, open files and TCP tables
+// from this host's /proc.
+func ReadProcFiles(pid int) (ProcFiles, error) {
 	var raw ProcFiles
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return ProcStat{}, fmt.Errorf("memory of process %d: %w", pid, err)
+		return raw, fmt.Errorf("memory of process %d: %w", pid, err)
 	}
 	raw.Status = string(status)
 	dir := fmt.Sprintf("/proc/%d/fd", pid)
 	fds, err := os.ReadDir(dir)
 	if err != nil {
-		return ProcStat{}, fmt.Errorf("open files of process %d: %w", pid, err)
+		return raw, fmt.Errorf("open files of process %d: %w", pid, err)
 	}
 	for _, f := range fds {
 		target, err := os.Readlink(dir + "/" + f.Name())
@@ -58,15 +72,11 @@ func ReadProcStat(pid, port int) (ProcStat, error) {
 	for _, file := range []string{"tcp", "tcp6"} {
 		table, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/%s", pid, file))
 		if err != nil && !os.IsNotExist(err) {
-			return ProcStat{}, fmt.Errorf("connections of process %d: %w", pid, err)
+			return raw, fmt.Errorf("connections of process %d: %w", pid, err)
 		}
 		raw.TCP = append(raw.TCP, string(table))
 	}
-	st, err := raw.Stat(port)
-	if err != nil {
-		return st, fmt.Errorf("process %d: %w", pid, err)
-	}
-	return st, nil
+	return raw, nil
 }
 
 // ProcFiles is what ReadProcStat reads of a process's /proc, as text:

@@ -24,6 +24,9 @@ type UserServer struct {
 	Addr string
 	// Pid is the server's process id; 0 when not given.
 	Pid int
+	// Remote: the pid is a process of one of the hosts of --nodes, which
+	// the backend checks and signals there (ServerAdopter), not here.
+	Remote bool
 }
 
 // ParseUserServers pairs --servers addresses with --server-pids (none, or
@@ -77,7 +80,7 @@ func (s UserServer) Check(ctx context.Context) error {
 		return fmt.Errorf("--servers %s: cannot connect within %s: %w (is your server running there?)", s.Addr, UserDialTimeout, err)
 	}
 	conn.Close()
-	if s.Pid == 0 {
+	if s.Pid == 0 || s.Remote {
 		return nil
 	}
 	switch err := syscall.Kill(s.Pid, 0); {
@@ -113,8 +116,9 @@ func UserServerName(i int) string { return fmt.Sprintf("server-%d", i) }
 // with the given roles, so that links, fault targets and the final heal
 // treat them as the cluster's own. Stop and Kill continue a paused one and
 // leave it running; Start refuses.
-func (c *Cluster) Adopt(servers []UserServer, roles []string) ([]*Node, error) {
+func (c *Cluster) Adopt(ctx context.Context, servers []UserServer, roles []string) ([]*Node, error) {
 	nodes := make([]*Node, len(servers))
+	names := make([]string, len(servers))
 	for i, s := range servers {
 		host, port, err := net.SplitHostPort(s.Addr)
 		if err != nil {
@@ -127,9 +131,19 @@ func (c *Cluster) Adopt(servers []UserServer, roles []string) ([]*Node, error) {
 		n := &Node{Name: UserServerName(i), Kind: "user", Port: p, role: roles[i]}
 		n.SetHost(host)
 		n.proc = &userProcess{name: n.Name, server: s}
-		nodes[i] = n
+		nodes[i], names[i] = n, n.Name
 	}
-	if err := c.guardUserServers(servers); err != nil {
+	if a, ok := c.backend.(ServerAdopter); ok {
+		// The servers run on other hosts: the backend signals and
+		// guards them there.
+		procs, err := a.AdoptServers(ctx, names, servers)
+		if err != nil {
+			return nil, err
+		}
+		for i, p := range procs {
+			nodes[i].proc = p
+		}
+	} else if err := c.guardUserServers(servers); err != nil {
 		return nil, err
 	}
 	c.mu.Lock()

@@ -111,7 +111,7 @@ func TestAdoptedServer(t *testing.T) {
 	cmd, l := userProcessUnderTest(t)
 	pid := cmd.Process.Pid
 	c := New(t.TempDir())
-	nodes, err := c.Adopt([]UserServer{{Addr: l.Addr().String(), Pid: pid}}, []string{RoleLock})
+	nodes, err := c.Adopt(context.Background(), []UserServer{{Addr: l.Addr().String(), Pid: pid}}, []string{RoleLock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestAdoptedServer(t *testing.T) {
 func TestAdoptWithoutPids(t *testing.T) {
 	_, l := userProcessUnderTest(t)
 	c := New(t.TempDir())
-	nodes, err := c.Adopt([]UserServer{{Addr: l.Addr().String()}}, []string{RoleLock})
+	nodes, err := c.Adopt(context.Background(), []UserServer{{Addr: l.Addr().String()}}, []string{RoleLock})
 	if err != nil {
 		t.Fatal(err)
 	}

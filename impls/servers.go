@@ -60,8 +60,8 @@ func OnServers(d Design, servers []cluster.UserServer) (Design, error) {
 		}
 		return nil
 	}
-	u.Deploy = func(_ context.Context, c *cluster.Cluster, _ lock.Config) (Deployment, error) {
-		nodes, err := c.Adopt(servers, roles)
+	u.Deploy = func(ctx context.Context, c *cluster.Cluster, _ lock.Config) (Deployment, error) {
+		nodes, err := c.Adopt(ctx, servers, roles)
 		return Deployment{Nodes: nodes}, err
 	}
 	return u, nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"slices"
 	"strings"
 	"time"
@@ -195,6 +196,9 @@ func resolveHostsNetwork(r *Resolved, kernelOnly, proxyOnly, links []string) err
 		r.NetworkNote = fmt.Sprintf("asked for --network firewall, used the proxy: fault %s delays packets, which needs netem, which locktest does not count on", proxyOnly[0])
 		return nil
 	}
+	if len(r.Servers) > 0 {
+		return bad("--network firewall with --servers: locktest makes kernel faults on the hosts only for servers it starts there; use --network proxy")
+	}
 	r.Network = NetworkFirewall
 	for i, f := range r.Faults {
 		if f.Traits().Links && i < len(r.Targets) && r.Targets[i].OneClient() {
@@ -228,6 +232,9 @@ func LookupDesign(cfg scenario.Config) (impls.Design, error) {
 	servers, err := cluster.ParseUserServers(cfg.Servers, cfg.ServerPids)
 	if err != nil {
 		return d, err
+	}
+	for i := range servers {
+		servers[i].Remote = len(cfg.Nodes) > 0 // their pids are the hosts'
 	}
 	return impls.OnServers(d, servers)
 }
@@ -395,14 +402,29 @@ func checkNodes(cfg scenario.Config) error {
 		return nil
 	case cfg.Backend != "" && cfg.Backend != remote.BackendName:
 		return fmt.Errorf("--nodes runs the servers on other hosts over SSH: drop --backend %s", cfg.Backend)
-	case len(cfg.Servers) > 0:
-		return errors.New("--nodes and --servers exclude each other: locktest starts the servers on --nodes, and never starts yours")
+	case len(cfg.Servers) > 0 && len(cfg.ServerPids) == 0:
+		return errors.New("--nodes with --servers pauses your servers on their hosts, by pid: give --server-pids, or drop --nodes to reach them by address alone")
 	case cfg.SSHDir != "":
 		if err := remote.CheckDir(cfg.SSHDir); err != nil {
 			return err
 		}
 	}
-	return remote.ParseHosts(cfg.Nodes)
+	if err := remote.ParseHosts(cfg.Nodes); err != nil {
+		return err
+	}
+	// Your servers on the hosts (--servers with --nodes): each pid is
+	// looked for on the host its address names.
+	var hosts []string
+	for _, n := range cfg.Nodes {
+		hosts = append(hosts, remote.HostName(n))
+	}
+	for _, a := range cfg.Servers {
+		if host, _, err := net.SplitHostPort(a); err == nil && !slices.Contains(hosts, host) {
+			return fmt.Errorf("--servers %s: %s is none of the hosts of --nodes (%s), where its pid would be: name the host as --nodes does",
+				a, host, strings.Join(hosts, ", "))
+		}
+	}
+	return nil
 }
 
 // Check validates the settings that need no lookup: bounds, names and

@@ -57,13 +57,20 @@ func dialNodes(ctx context.Context, cfg Resolved) ([]*remote.Host, error) {
 	if err == nil && cfg.Network == NetworkFirewall {
 		err = remote.CheckFirewall(ctx, hosts)
 	}
+	if err == nil && len(cfg.Servers) > 0 {
+		var servers []cluster.UserServer
+		if servers, err = cluster.ParseUserServers(cfg.Servers, cfg.ServerPids); err == nil {
+			err = remote.CheckServers(ctx, hosts, servers)
+		}
+	}
 	if err != nil {
 		for _, h := range hosts {
 			h.Close()
 		}
 		var missing *remote.MissingBinaryError
 		var firewall *remote.FirewallError
-		if errors.As(err, &missing) || errors.As(err, &firewall) {
+		var server *remote.ServerError
+		if errors.As(err, &missing) || errors.As(err, &firewall) || errors.As(err, &server) {
 			return nil, &BadConfigError{err}
 		}
 		return nil, err

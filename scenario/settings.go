@@ -48,7 +48,7 @@ var Settings = []Setting{
 	{Flag: "exec-checkpoints", Field: "ExecCheckpoints", Arg: "NAME,...", Help: "with --impl exec: the checkpoints your program announces inside acquire and release, where faults can stop it (docs/protocol.md)"},
 	{Flag: "checkpoint", Field: "Checkpoint", Arg: "NAME", Help: "where pause-at stops a client: one of the design's checkpoints (locktest list impls; default: its first)"},
 	{Flag: "servers", Field: "Servers", Arg: "ADDR,...", Help: "lock servers you run, host:port in the design's node order, used instead of starting the design's (link faults reach them through proxies); runs write lock keys: use scratch instances (docs/protocol.md)"},
-	{Flag: "server-pids", Field: "ServerPids", Arg: "PID,...", Incidental: true, Help: "with --servers: their process ids, in the same order, so that pause-node can stop and continue them"},
+	{Flag: "server-pids", Field: "ServerPids", Arg: "PID,...", Incidental: true, Help: "with --servers: their process ids, in the same order, so that pause-node can stop and continue them (on the host of --nodes the address names, if any)"},
 	{Flag: "nodes", Field: "Nodes", Arg: "HOST,...", Help: "run the servers on these hosts over SSH ([user@]host[:port], or @FILE with one a line; nodes are handed out in turn), as Jepsen's control node does; what they need and what locktest changes there: docs/remote.md"},
 	{Flag: "ssh-user", Field: "SSHUser", Arg: "USER", Incidental: true, Help: "with --nodes: the login on hosts that name none (default: $USER)"},
 	{Flag: "ssh-key", Field: "SSHKey", Arg: "FILE", Incidental: true, Help: "with --nodes: the private key to log in with (default: the agent at SSH_AUTH_SOCK)"},

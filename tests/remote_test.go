@@ -491,6 +491,91 @@ func remoteNodesInLab(t *testing.T) {
 		}
 	})
 
+	// Your own server on a host (--servers with --server-pids and
+	// --nodes): paused and continued there by its pid, never killed; a
+	// coordinator SIGKILLed while it is stopped leaves it running (its
+	// guard session ends with the connection), and heal continues it too.
+	t.Run("your-servers", func(t *testing.T) {
+		host := s.ips[1]
+		addr, pid := startOwnRedis(t, s, host)
+		base := append([]string{"run", "--impl", "redis-single", "--servers", addr, "--server-pids", strconv.Itoa(pid),
+			"--nodes", host, "--fault", "pause-node", "--fault-interval", "1s"}, s.sshArgs(s.key)...)
+		r := locktest(t, append(base, "--duration", "6s", "--fault-duration", "1s")...)
+		if r.code != 0 && r.code != 1 {
+			t.Fatalf("exit %d, want a verdict", r.code)
+		}
+		res := r.results(t)
+		if len(res.Checks.Faults) == 0 {
+			t.Fatal("no pause-node strike")
+		}
+		for _, f := range res.Checks.Faults {
+			if f.Target != "server-0" {
+				t.Errorf("pause-node on %s, want your server (server-0)", f.Target)
+			}
+		}
+		run, err := filepath.EvalSymlinks(filepath.Join(r.store, "latest"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		undo, err := os.ReadFile(filepath.Join(run, remote.UndoFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if paused, continued := strings.Count(string(undo), `"do":"cont","pid"`), strings.Count(string(undo), `"undone":true`); paused == 0 {
+			t.Errorf("no pause of your server recorded:\n%s", undo)
+		} else if pending, _ := remote.Pending(run); len(pending) != 0 {
+			t.Errorf("%d pauses and %d undoings recorded, %+v still to undo", paused, continued, pending)
+		}
+		assertRunning(t, pid, addr)
+
+		// A pause of 2 minutes, the coordinator killed in it.
+		store := filepath.Join(t.TempDir(), "store")
+		cmd := exec.Command(binary, append(base, "--duration", "2m", "--fault-duration", "2m", "--store", store)...)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill() })
+		waitForFile(t, filepath.Join(store, "latest", "history.jsonl"), `"fault-start"`)
+		if st := cluster.ProcState(pid); st != "T" {
+			t.Fatalf("your server's state is %q in the pause, want T (stopped)", st)
+		}
+		if err := cmd.Process.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		_ = cmd.Wait()
+		deadline := time.Now().Add(5 * time.Second)
+		for cluster.ProcState(pid) == "T" && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		assertRunning(t, pid, addr)
+		run, err = filepath.EvalSymlinks(filepath.Join(store, "latest"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := locktest(t, "heal", "--dir", run)
+		if h.code != 0 || !strings.Contains(h.stdout, "continued your server server-0 (pid "+strconv.Itoa(pid)+") if still stopped") ||
+			strings.Contains(h.stdout, "killed server-0") {
+			t.Fatalf("heal: exit %d, want 0 and your server continued, not killed:\n%s%s", h.code, h.stdout, h.stderr)
+		}
+		assertRunning(t, pid, addr)
+		assertNothingLeft(t, s.sshDir, store)
+
+		// Refused before anything starts: a pid that is not the server's,
+		// a server on no host of --nodes, no pid.
+		for _, tc := range []struct {
+			args []string
+			want string
+		}{
+			{[]string{"--servers", addr, "--server-pids", strconv.Itoa(os.Getpid()), "--nodes", host}, "does not listen on " + addr},
+			{[]string{"--servers", addr, "--server-pids", strconv.Itoa(pid), "--nodes", s.ips[2]}, "is none of the hosts of --nodes"},
+			{[]string{"--servers", addr, "--nodes", host}, "give --server-pids"},
+			{[]string{"--servers", addr, "--server-pids", strconv.Itoa(pid), "--nodes", host, "--network", "firewall"}, "--network firewall with --servers"},
+		} {
+			r := locktest(t, append(append([]string{"run", "--impl", "redis-single", "--fault", "pause-node"}, tc.args...), s.sshArgs(s.key)...)...)
+			r.assertRefused(t, tc.want)
+		}
+	})
+
 	t.Run("heal-after-sigkill", func(t *testing.T) {
 		store := filepath.Join(t.TempDir(), "store")
 		args := append([]string{"run", "--impl", "redis-replicated", "--fault", "partition", "--network", "firewall", "--fault-interval", "1s",
@@ -606,5 +691,57 @@ func waitForFile(t *testing.T, path, want string) {
 			t.Fatalf("%s never held %q (%v)", path, want, errors.Join(err))
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// startOwnRedis starts a redis-server on host as its user would, not as
+// locktest does, and stops it when the test ends; it returns its address
+// and pid.
+func startOwnRedis(t *testing.T, s standIns, host string) (string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	hosts, err := remote.Dial(ctx, remote.Options{Hosts: []string{host}, User: "root", KeyFile: s.key, KnownHosts: s.knownHosts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hosts[0].Close()
+	const port = "16390"
+	out, err := hosts[0].Run(ctx, "cd "+remote.Quote(t.TempDir())+` && setsid redis-server --port `+port+` --bind 0.0.0.0 --protected-mode no --save '' --appendonly no </dev/null >redis.out 2>&1 & echo $!`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(out))
+	if err != nil {
+		t.Fatalf("pid %q: %v", out, err)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(pid, syscall.SIGCONT)
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	})
+	addr := net.JoinHostPort(host, port)
+	waitListening(t, addr)
+	return addr, pid
+}
+
+// assertRunning checks that the user's server at addr is process pid,
+// running (not stopped), and answers.
+func assertRunning(t *testing.T, pid int, addr string) {
+	t.Helper()
+	if st := cluster.ProcState(pid); st == "" || st == "T" || st == "Z" {
+		t.Fatalf("your server (pid %d) is in state %q, want running", pid, st)
+	}
+	conn, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	if err != nil {
+		t.Fatalf("your server at %s: %v", addr, err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(2 * time.Second))
+	if _, err := conn.Write([]byte("PING\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 7)
+	if n, err := conn.Read(buf); err != nil || string(buf[:n]) != "+PONG\r\n" {
+		t.Fatalf("your server at %s answered %q, %v to PING", addr, buf[:n], err)
 	}
 }

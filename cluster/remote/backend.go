@@ -53,6 +53,8 @@ type Backend struct {
 	offsets  []Offset
 	// firewalls are the run's tables on the hosts (--network firewall).
 	firewalls map[*Host]*hostFirewall
+	// guards continue the user's servers (AdoptServers).
+	guards []guard
 }
 
 // New returns the backend of one run on hosts (Dial; the backend closes
@@ -310,6 +312,7 @@ func (b *Backend) copyDir(ctx context.Context, h *Host, dir, skip string) error 
 func (b *Backend) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	b.closeGuards()
 	errs := []error{b.closeFirewalls(ctx)}
 	for _, h := range b.hosts {
 		b.mu.Lock()
@@ -339,10 +342,13 @@ func (e *MissingBinaryError) Error() string {
 
 // instance is a node's server on a host: a process locktest started
 // there in a session of its own (so its group is its pid), known by pid
-// and start time.
+// and start time; or, adopted, a server of the user's (AdoptServers),
+// which it pauses and continues alone (its group may be the user's shell
+// job) and never kills.
 type instance struct {
 	name    string
 	host    *Host
+	adopted bool
 	journal *Journal
 	dir     string // on the host
 	bin     string
@@ -378,6 +384,9 @@ const missingStatus = 127
 
 // start starts the server on the host and records its pid.
 func (p *instance) start(ctx context.Context) error {
+	if p.adopted {
+		return fmt.Errorf("%s is your server on host %s: locktest does not start it", p.name, p.host.Name)
+	}
 	var cmd strings.Builder
 	fmt.Fprintf(&cmd, "bin=%s\n", Quote(p.bin))
 	fmt.Fprintf(&cmd, "[ -x \"$bin\" ] || bin=$(command -v %s) || exit %d\n", Quote(path.Base(p.bin)), missingStatus)
@@ -429,18 +438,22 @@ func (p *instance) ids() (int, string) {
 	return p.pid, p.started
 }
 
-// signal sends sig to the server's process group, if it is still the
-// process started.
+// signal sends sig to the server's process group (an adopted server's
+// process), if it is still the process started.
 func (p *instance) signal(sig string) error {
 	defer p.forget()
 	pid, start := p.ids()
+	target := fmt.Sprint(-pid)
+	if p.adopted {
+		target = fmt.Sprint(pid)
+	}
 	ctx, cancel := opCtx()
 	defer cancel()
 	script := fmt.Sprintf(`p=%d
 s=$(cat /proc/$p/stat 2>/dev/null) || { echo "not running" >&2; exit 1; }
 set -- ${s##*")"}
 [ "${20}" = %s ] || { echo "not running" >&2; exit 1; }
-kill -%s -$p`, pid, Quote(start), sig)
+kill -%s %s`, pid, Quote(start), sig, target)
 	if _, err := p.host.Run(ctx, script, nil); err != nil {
 		return fmt.Errorf("SIG%s %s: %w", sig, p.name, err)
 	}
@@ -477,8 +490,15 @@ exit 0`, pid, Quote(start))
 	return strings.TrimSpace(out), err
 }
 
-// Pause stops the server's process group (SIGSTOP) on its host.
+// Pause stops the server's process group (SIGSTOP) on its host. An
+// adopted server's pause is recorded first, for heal to continue it.
 func (p *instance) Pause() error {
+	if p.adopted {
+		pid, start := p.ids()
+		if err := p.journal.Record(Entry{Host: p.host.Name, Do: DoCont, Pid: pid, Start: start, Node: p.name}); err != nil {
+			return err
+		}
+	}
 	if err := p.signal("STOP"); err != nil {
 		return err
 	}
@@ -494,8 +514,13 @@ func (p *instance) Resume() error {
 		return err
 	}
 	p.mu.Lock()
+	was := p.paused
 	p.paused = false
 	p.mu.Unlock()
+	if p.adopted && was {
+		pid, start := p.ids()
+		return p.journal.Record(Entry{Host: p.host.Name, Do: DoCont, Pid: pid, Start: start, Node: p.name, Undone: true})
+	}
 	return nil
 }
 
@@ -527,6 +552,12 @@ func (p *instance) Exited() (bool, error) {
 // Kill kills the server's process group (continued first) and waits until
 // it is gone.
 func (p *instance) Kill() error {
+	if p.adopted {
+		if err := p.Resume(); err != nil {
+			return err
+		}
+		return fmt.Errorf("%s is your server on host %s: locktest does not kill it", p.name, p.host.Name)
+	}
 	defer p.forget()
 	pid, start := p.ids()
 	ctx, cancel := opCtx()
@@ -545,6 +576,9 @@ func (p *instance) Kill() error {
 // Stop asks the server to exit (SIGTERM to its group, continued first),
 // kills it after grace, and copies its output into the node's log.
 func (p *instance) Stop(grace time.Duration) error {
+	if p.adopted {
+		return p.Resume() // and leave it running
+	}
 	defer p.forget()
 	pid, start := p.ids()
 	ctx, cancel := context.WithTimeout(context.Background(), grace+30*time.Second)

@@ -25,6 +25,8 @@ const UndoFile = "remote-undo.jsonl"
 const (
 	DoDir = "dir" // a directory made on the host: removed
 	DoPid = "pid" // a server started there: killed with its process group
+	// DoCont is a server of the user's paused there (--servers): continued.
+	DoCont = "cont"
 )
 
 // Entry is one act on a host, or (Undone) its undoing.
@@ -107,18 +109,26 @@ func Pending(dir string) ([]Entry, error) {
 		return nil, fmt.Errorf("undo list: %w", err)
 	}
 	defer f.Close()
+	// An act may be done and undone many times (a server of the user's
+	// paused by every strike): it is pending while it was done more often
+	// than undone, and listed once, where it was first done.
 	var done []Entry
-	undone := map[string]bool{}
+	open := map[string]int{}
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		var e Entry
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
 			continue // a line cut off by a kill
 		}
-		if e.Undone {
-			undone[e.key()] = true
-		} else {
+		k := e.key()
+		switch {
+		case e.Undone:
+			open[k] = max(0, open[k]-1)
+		case open[k] == 0 && !slices.ContainsFunc(done, func(d Entry) bool { return d.key() == k }):
 			done = append(done, e)
+			fallthrough
+		default:
+			open[k]++
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -126,7 +136,7 @@ func Pending(dir string) ([]Entry, error) {
 	}
 	var out []Entry
 	for _, e := range done {
-		if !undone[e.key()] {
+		if open[e.key()] > 0 {
 			out = append(out, e)
 		}
 	}
@@ -226,7 +236,7 @@ func Heal(ctx context.Context, dir string, opt Options, out io.Writer) error {
 	// Servers first, then the firewall tables, then the directories the
 	// servers ran in.
 	slices.SortStableFunc(pending, func(a, b Entry) int {
-		rank := map[string]int{DoPid: 0, DoTable: 1, DoDir: 2}
+		rank := map[string]int{DoCont: 0, DoPid: 0, DoTable: 1, DoDir: 2}
 		return rank[a.Do] - rank[b.Do]
 	})
 	var errs []error
@@ -236,6 +246,8 @@ func Heal(ctx context.Context, dir string, opt Options, out io.Writer) error {
 		switch e.Do {
 		case DoPid:
 			script, what = killScript(e.Pid, e.Start), fmt.Sprintf("killed %s (pid %d) if still running", e.Node, e.Pid)
+		case DoCont:
+			script, what = contScript(e.Pid, e.Start), fmt.Sprintf("continued your server %s (pid %d) if still stopped", e.Node, e.Pid)
 		case DoDir:
 			script, what = removeScript(e.Path), "removed "+e.Path
 		case DoTable:

@@ -56,7 +56,8 @@ func TestQuote(t *testing.T) {
 
 // TestPending: what is undone drops out of the list, a cut-off last line
 // is ignored, and an act done again after its undoing (a node restarted
-// with the same pid would not be: its start time differs) counts again.
+// with the same pid would not be: its start time differs; a server of the
+// user's paused again would) counts again, listed once.
 func TestPending(t *testing.T) {
 	dir := t.TempDir()
 	j, err := OpenJournal(dir)
@@ -69,6 +70,17 @@ func TestPending(t *testing.T) {
 		{Host: "b", Do: DoPid, Pid: 11, Start: "101", Node: "redis-1"},
 		{Host: "a", Do: DoPid, Pid: 10, Start: "100", Node: "redis-0", Undone: true},
 		{Host: "a", Do: DoPid, Pid: 10, Start: "200", Node: "redis-0"},
+		// A server of the user's paused by three strikes, the last
+		// never continued; another paused and continued twice.
+		{Host: "b", Do: DoCont, Pid: 12, Start: "7", Node: "server-0"},
+		{Host: "b", Do: DoCont, Pid: 13, Start: "8", Node: "server-1"},
+		{Host: "b", Do: DoCont, Pid: 12, Start: "7", Node: "server-0", Undone: true},
+		{Host: "b", Do: DoCont, Pid: 13, Start: "8", Node: "server-1", Undone: true},
+		{Host: "b", Do: DoCont, Pid: 12, Start: "7", Node: "server-0"},
+		{Host: "b", Do: DoCont, Pid: 13, Start: "8", Node: "server-1"},
+		{Host: "b", Do: DoCont, Pid: 12, Start: "7", Node: "server-0", Undone: true},
+		{Host: "b", Do: DoCont, Pid: 13, Start: "8", Node: "server-1", Undone: true},
+		{Host: "b", Do: DoCont, Pid: 12, Start: "7", Node: "server-0"},
 	} {
 		if err := j.Record(e); err != nil {
 			t.Fatal(err)
@@ -83,7 +95,7 @@ func TestPending(t *testing.T) {
 	for _, e := range got {
 		keys = append(keys, e.Host+"/"+e.Do+"/"+e.Start)
 	}
-	if want := "a/dir/,b/pid/101,a/pid/200"; strings.Join(keys, ",") != want {
+	if want := "a/dir/,b/pid/101,a/pid/200,b/cont/7"; strings.Join(keys, ",") != want {
 		t.Errorf("pending %s, want %s", strings.Join(keys, ","), want)
 	}
 	if got, err := Pending(t.TempDir()); err != nil || got != nil {
@@ -153,6 +165,54 @@ func TestKillScript(t *testing.T) {
 		}
 		if alive := groupAlive(pid); alive != tc.alive {
 			t.Errorf("start time %s: group alive %v, want %v", tc.start, alive, tc.alive)
+		}
+	}
+}
+
+// TestGuardScript: the guard of the user's servers continues them once
+// its input ends, and only those still the processes adopted (a start
+// time that differs is another process that got the pid).
+func TestGuardScript(t *testing.T) {
+	var pids []int
+	var starts []string
+	for range 3 {
+		cmd := exec.Command("sleep", "60")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		pid := cmd.Process.Pid
+		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command("sh", "-c", fmt.Sprintf(`s=$(cat /proc/%d/stat); set -- ${s##*")"}; echo "${20}"`, pid)).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pids, starts = append(pids, pid), append(starts, strings.TrimSpace(string(out)))
+	}
+	starts[2] = "1" // not the process adopted: left as it is
+	guard := exec.Command("sh", "-c", guardScript(pids, starts))
+	in, err := guard.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := guard.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	for _, pid := range pids {
+		if st := cluster.ProcState(pid); st != "T" {
+			t.Fatalf("pid %d in state %q before the guard's input ended, want T", pid, st)
+		}
+	}
+	in.Close()
+	if err := guard.Wait(); err != nil {
+		t.Fatalf("guard: %v", err)
+	}
+	for i, want := range []string{"S", "S", "T"} {
+		if st := cluster.ProcState(pids[i]); st != want {
+			t.Errorf("pid %d (start %s) in state %q after the guard, want %s", pids[i], starts[i], st, want)
 		}
 	}
 }

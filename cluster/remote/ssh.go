@@ -89,6 +89,16 @@ func parseHost(spec, defUser string) (user, host, addr string, err error) {
 	return user, host, net.JoinHostPort(host, port), nil
 }
 
+// HostName is the host of a --nodes entry, without user and port ("" for
+// an entry ParseHosts refuses).
+func HostName(spec string) string {
+	_, host, _, err := parseHost(spec, "-")
+	if err != nil {
+		return ""
+	}
+	return host
+}
+
 // ExpandHosts replaces each "@FILE" of a --nodes list with the hosts the
 // file names, one a line ([user@]host[:port]; blank lines and lines that
 // begin with # are skipped): many hosts are kept in a file, as Jepsen's
