@@ -79,7 +79,18 @@ type standIns struct {
 	badKey     string // authorized nowhere
 	knownHosts string
 	sshDir     string // --ssh-dir: the hosts' run directories
+	// sudoDir is the last stand-in's: its users' files and an --ssh-dir
+	// they may write, where they may reach them (the test's own
+	// directories are root's alone).
+	sudoDir string
 }
+
+// The users of the last stand-in besides this machine's: one may run nft
+// through sudo without a password, the other may not.
+const (
+	sudoUser  = "ltsudo"
+	plainUser = "ltplain"
+)
 
 func (s standIns) sshArgs(key string) []string {
 	return []string{"--ssh-user", "root", "--ssh-key", key, "--ssh-known-hosts", s.knownHosts, "--ssh-dir", s.sshDir}
@@ -147,7 +158,17 @@ func startStandIns(t *testing.T, work string, n int) standIns {
 		}
 		spec := cluster.Spec{Name: name + "-sshd", Path: "/usr/sbin/sshd", Args: []string{"-D", "-e", "-f", conf}, Dir: work, Log: log, Net: e}
 		if i == n-1 {
-			// The last host lacks redis-server: its sshd, and so all it
+			// The last host has two users more, for the sudo path: its
+			// sshd, and so all it runs, sees users' files of its own in
+			// a mount namespace of its own.
+			s.sudoDir = sudoStandIn(t, authorized, conf)
+			spec.Args = append([]string{"--mount", "--propagation", "private", "sh", "-c",
+				`for f in passwd group shadow sudoers; do mount --bind "$0/$f" /etc/$f || exit 1; done; exec "$@"`,
+				s.sudoDir, spec.Path}, spec.Args...)
+			spec.Path = "unshare"
+		}
+		if i == n-2 {
+			// The host before lacks redis-server: its sshd, and so all it
 			// runs, sees an empty file that is no program in its place,
 			// in a mount namespace of its own.
 			redis, err := exec.LookPath("redis-server")
@@ -186,6 +207,69 @@ func startStandIns(t *testing.T, work string, n int) standIns {
 	return s
 }
 
+// sudoStandIn writes the last stand-in's users' files into a directory
+// others may enter: this machine's passwd, group and shadow with
+// sudoUser and plainUser added, a sudoers that lets sudoUser run nft
+// alone, without a password, and their authorized keys (sshd reads them
+// as the user). It points the host's sshd config at those keys and
+// returns the directory; an --ssh-dir they may write is under it.
+func sudoStandIn(t *testing.T, authorized, conf string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "locktest-sudo-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "locktest-hosts"), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(dir, "locktest-hosts"), 0o1777); err != nil {
+		t.Fatal(err)
+	}
+	added := map[string]string{
+		"passwd": fmt.Sprintf("%s:x:47110:47110::%s:/bin/sh\n%s:x:47111:47111::%s:/bin/sh\n", sudoUser, dir, plainUser, dir),
+		"group":  fmt.Sprintf("%s:x:47110:\n%s:x:47111:\n", sudoUser, plainUser),
+		"shadow": fmt.Sprintf("%s:*:20000:0:99999:7:::\n%s:*:20000:0:99999:7:::\n", sudoUser, plainUser),
+	}
+	for file, lines := range added {
+		own, err := os.ReadFile("/etc/" + file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mode := os.FileMode(0o644)
+		if file == "shadow" {
+			mode = 0o640
+		}
+		if err := os.WriteFile(filepath.Join(dir, file), append(own, lines...), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sudoers := "Defaults secure_path=\"/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\"\n" +
+		"root ALL=(ALL:ALL) ALL\n" + sudoUser + " ALL=(root) NOPASSWD: /usr/sbin/nft\n"
+	if err := os.WriteFile(filepath.Join(dir, "sudoers"), []byte(sudoers), 0o440); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := os.ReadFile(authorized)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "authorized_keys"), keys, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	config, err := os.ReadFile(conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	config = []byte(strings.ReplaceAll(string(config), "AuthorizedKeysFile "+authorized, "AuthorizedKeysFile "+filepath.Join(dir, "authorized_keys")))
+	if err := os.WriteFile(conf, config, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 func waitListening(t *testing.T, addr string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
@@ -206,11 +290,12 @@ func waitListening(t *testing.T, addr string) {
 // made.
 func remoteNodesInLab(t *testing.T) {
 	work := os.Getenv("LOCKTEST_TEST_WORK")
-	s := startStandIns(t, work, 6)
+	s := startStandIns(t, work, 7)
 	unreachable := s.ips[0] + ":2222" // no SSH server listens there
 	hosts := strings.Join(s.ips[:3], ",")
 	five := strings.Join(s.ips[:5], ",")
-	noRedis := s.ips[5] // the last stand-in lacks redis-server
+	noRedis := s.ips[5]  // this stand-in lacks redis-server
+	sudoHost := s.ips[6] // this one has users who are not root
 
 	t.Run("bad-key", func(t *testing.T) {
 		r := locktest(t, append([]string{"run", "--impl", "redis-single", "--nodes", hosts}, s.sshArgs(s.badKey)...)...)
@@ -380,12 +465,20 @@ func remoteNodesInLab(t *testing.T) {
 	// connection, is spared.
 	t.Run("firewall-partition", func(t *testing.T) {
 		// The hosts from a file, as many hosts are kept.
+		// The first, the lock's host, reached as a user who runs nft
+		// through sudo; a user who may not is refused.
 		file := filepath.Join(t.TempDir(), "hosts")
-		if err := os.WriteFile(file, []byte("# stand-ins\n"+strings.ReplaceAll(hosts, ",", "\n")+"\n"), 0o644); err != nil {
+		lines := "# stand-ins\n" + sudoUser + "@" + sudoHost + "\n" + strings.Join(s.ips[1:3], "\n") + "\n"
+		if err := os.WriteFile(file, []byte(lines), 0o644); err != nil {
 			t.Fatal(err)
 		}
+		sshDir := filepath.Join(s.sudoDir, "locktest-hosts")
+		ssh := []string{"--ssh-user", "root", "--ssh-key", s.key, "--ssh-known-hosts", s.knownHosts, "--ssh-dir", sshDir}
+		plain := locktest(t, append([]string{"run", "--impl", "redis-single", "--fault", "partition", "--network", "firewall",
+			"--nodes", plainUser + "@" + sudoHost}, ssh...)...)
+		plain.assertRefused(t, "host "+sudoHost+": user "+plainUser+" cannot change its firewall")
 		r := locktest(t, append([]string{"run", "--impl", "redis-single", "--fault", "partition", "--network", "firewall",
-			"--duration", "12s", "--seed", "1", "--nodes", "@" + file}, s.sshArgs(s.key)...)...)
+			"--duration", "12s", "--seed", "1", "--nodes", "@" + file}, ssh...)...)
 		if r.code != 0 {
 			t.Fatalf("exit %d, want 0 (a partition of one node is safe for redis-single)", r.code)
 		}
@@ -394,7 +487,7 @@ func remoteNodesInLab(t *testing.T) {
 		}
 		// The run keeps the hosts themselves, which heal needs.
 		if conf, err := os.ReadFile(filepath.Join(r.store, "latest", "config.json")); err != nil ||
-			!strings.Contains(string(conf), `"`+s.ips[2]+`"`) || strings.Contains(string(conf), "@") {
+			!strings.Contains(string(conf), `"`+s.ips[2]+`"`) || strings.Contains(string(conf), `"@`) {
 			t.Errorf("config.json (%v) does not name the file's hosts:\n%s", err, conf)
 		}
 		recs, err := history.ReadFile(filepath.Join(r.store, "latest", reports.HistoryFile))
@@ -423,7 +516,7 @@ func remoteNodesInLab(t *testing.T) {
 			t.Error("no call to the lock failed or timed out during a partition: the rules cut nothing")
 		}
 		r.assertNothingLeft(t)
-		assertNothingLeft(t, s.sshDir)
+		assertNothingLeft(t, sshDir)
 		assertNoTables(t, s)
 	})
 
@@ -629,7 +722,7 @@ func hostTables(t *testing.T, s standIns) []string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	hosts, err := remote.Dial(ctx, remote.Options{Hosts: s.ips[:5], User: "root", KeyFile: s.key, KnownHosts: s.knownHosts})
+	hosts, err := remote.Dial(ctx, remote.Options{Hosts: s.ips, User: "root", KeyFile: s.key, KnownHosts: s.knownHosts})
 	if err != nil {
 		t.Fatal(err)
 	}
