@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -349,4 +350,16 @@ func (r *Replicated) WaitPromoted(ctx context.Context, replicas []*Node) (*Node,
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+// go-redis prints a pool's failed dials itself, to stderr: a server paused,
+// cut off or stopped makes every client of it print them, over the
+// progress display and into worker logs, where the history already has
+// each outcome. They go to slog at debug level instead.
+func init() { redis.SetLogger(redisLog{}) }
+
+type redisLog struct{}
+
+func (redisLog) Printf(ctx context.Context, format string, v ...any) {
+	slog.DebugContext(ctx, "go-redis: "+fmt.Sprintf(format, v...))
 }
