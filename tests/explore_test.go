@@ -62,7 +62,7 @@ func TestExploreFindsUnseenLock(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out, explore.ReportHTML)); err != nil {
 		t.Fatal(err)
 	}
-	s := locktest(t, "suite", "run", filepath.Join(out, explore.CapsuleFile), "--out", filepath.Join(t.TempDir(), "replay"))
+	s := locktest(t, "suite", "run", filepath.Join(out, explore.CapsuleFile), "--out", filepath.Join(t.TempDir(), "replay"), "--parallel", "4")
 	if s.code != 0 {
 		t.Fatalf("the capsule did not replay: exit %d", s.code)
 	}
@@ -95,7 +95,7 @@ func TestExploreNoFaultNeeded(t *testing.T) {
 	if f := rep.Found.Config.Faults; len(f) != 1 || f[0] != "none" {
 		t.Errorf("the capsule replays faults %v, want none", f)
 	}
-	s := locktest(t, "suite", "run", filepath.Join(out, explore.CapsuleFile), "--out", filepath.Join(t.TempDir(), "replay"))
+	s := locktest(t, "suite", "run", filepath.Join(out, explore.CapsuleFile), "--out", filepath.Join(t.TempDir(), "replay"), "--parallel", "4")
 	if s.code != 0 {
 		t.Fatalf("the capsule did not replay: exit %d", s.code)
 	}
