@@ -35,11 +35,7 @@ cat /proc/$p/comm`, pid, adoptGone, adoptStopped, adoptDenied)
 // started at start: what heal does for a server of the user's that a
 // killed coordinator left stopped.
 func contScript(pid int, start string) string {
-	return fmt.Sprintf(`p=%d
-s=$(cat /proc/$p/stat 2>/dev/null) || exit 0
-set -- ${s##*")"}
-[ "${20}" = %s ] && kill -CONT $p
-exit 0`, pid, Quote(start))
+	return sameProcess(pid, start, "exit 0") + "kill -CONT $p\nexit 0"
 }
 
 // AdoptServers makes the user's servers (--servers, --server-pids) on the

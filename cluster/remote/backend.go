@@ -449,11 +449,7 @@ func (p *instance) signal(sig string) error {
 	}
 	ctx, cancel := opCtx()
 	defer cancel()
-	script := fmt.Sprintf(`p=%d
-s=$(cat /proc/$p/stat 2>/dev/null) || { echo "not running" >&2; exit 1; }
-set -- ${s##*")"}
-[ "${20}" = %s ] || { echo "not running" >&2; exit 1; }
-kill -%s %s`, pid, Quote(start), sig, target)
+	script := sameProcess(pid, start, `{ echo "not running" >&2; exit 1; }`) + fmt.Sprintf("kill -%s %s", sig, target)
 	if _, err := p.host.Run(ctx, script, nil); err != nil {
 		return fmt.Errorf("SIG%s %s: %w", sig, p.name, err)
 	}
@@ -482,10 +478,7 @@ func (p *instance) askState() (string, error) {
 	pid, start := p.ids()
 	ctx, cancel := opCtx()
 	defer cancel()
-	script := fmt.Sprintf(`s=$(cat /proc/%d/stat 2>/dev/null) || exit 0
-set -- ${s##*")"}
-[ "${20}" = %s ] && [ "$1" != Z ] && echo "$1"
-exit 0`, pid, Quote(start))
+	script := sameProcess(pid, start, "exit 0") + "[ \"$1\" != Z ] && echo \"$1\"\nexit 0"
 	out, err := p.host.Run(ctx, script, nil)
 	return strings.TrimSpace(out), err
 }
@@ -583,16 +576,12 @@ func (p *instance) Stop(grace time.Duration) error {
 	pid, start := p.ids()
 	ctx, cancel := context.WithTimeout(context.Background(), grace+30*time.Second)
 	defer cancel()
-	script := fmt.Sprintf(`p=%d
-s=$(cat /proc/$p/stat 2>/dev/null) || exit 0
-set -- ${s##*")"}
-[ "${20}" = %s ] || exit 0
-kill -CONT -$p 2>/dev/null; kill -TERM -$p 2>/dev/null
+	script := sameProcess(pid, start, "exit 0") + fmt.Sprintf(`kill -CONT -$p 2>/dev/null; kill -TERM -$p 2>/dev/null
 i=0
 while [ -e /proc/$p ] && ! grep -q '^State:[[:space:]]*Z' /proc/$p/status 2>/dev/null; do
   i=$((i+1)); [ $i -gt %d ] && exit 0
   sleep 0.05
-done`, pid, Quote(start), int(grace/(50*time.Millisecond)))
+done`, int(grace/(50*time.Millisecond)))
 	var errs []error
 	if _, err := p.host.Run(ctx, script, nil); err != nil {
 		errs = append(errs, fmt.Errorf("stop %s: %w", p.name, err))
@@ -628,11 +617,7 @@ func (p *instance) ProcFiles() (int, cluster.ProcFiles, error) {
 	pid, start := p.ids()
 	ctx, cancel := opCtx()
 	defer cancel()
-	script := fmt.Sprintf(`p=%d
-s=$(cat /proc/$p/stat 2>/dev/null) || { echo "%s is not running" >&2; exit 1; }
-set -- ${s##*")"}
-[ "${20}" = %s ] || { echo "%s is not running" >&2; exit 1; }
-cat /proc/$p/status
+	script := sameProcess(pid, start, fmt.Sprintf(`{ echo "%s is not running" >&2; exit 1; }`, p.name)) + `cat /proc/$p/status
 echo @@fd
 for f in /proc/$p/fd/*; do
   [ -L "$f" ] || continue
@@ -642,7 +627,7 @@ echo @@tcp
 cat /proc/$p/net/tcp 2>/dev/null
 echo @@tcp
 cat /proc/$p/net/tcp6 2>/dev/null
-exit 0`, pid, p.name, Quote(start), p.name)
+exit 0`
 	out, err := p.host.Run(ctx, script, nil)
 	if err != nil {
 		return pid, cluster.ProcFiles{}, fmt.Errorf("/proc of %s on host %s: %w", p.name, p.host.Name, err)

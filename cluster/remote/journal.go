@@ -147,18 +147,14 @@ func Pending(dir string) ([]Entry, error) {
 // that started at start (continuing it first: a stopped process dies only
 // once continued), and waits until it is gone. Exit 0 when gone.
 func killScript(pid int, start string) string {
-	return fmt.Sprintf(`p=%d
-s=$(cat /proc/$p/stat 2>/dev/null) || exit 0
-set -- ${s##*")"}
-[ "${20}" = %s ] || exit 0
-kill -CONT -$p 2>/dev/null || kill -CONT $p 2>/dev/null
+	return sameProcess(pid, start, "exit 0") + `kill -CONT -$p 2>/dev/null || kill -CONT $p 2>/dev/null
 kill -KILL -$p 2>/dev/null || kill -KILL $p 2>/dev/null
 i=0
 while [ -e /proc/$p ] && ! grep -q '^State:[[:space:]]*Z' /proc/$p/status 2>/dev/null; do
   i=$((i+1)); [ $i -gt 200 ] && { echo "pid $p did not die" >&2; exit 1; }
   sleep 0.05
 done
-exit 0`, pid, Quote(start))
+exit 0`
 }
 
 // removeScript removes a run's directory on a host; only one under a
@@ -271,4 +267,17 @@ func Heal(ctx context.Context, dir string, opt Options, out io.Writer) error {
 		fmt.Fprintf(out, "heal: %s: %s\n", e.Host, what)
 	}
 	return errors.Join(errs...)
+}
+
+// sameProcess is sh that sets p to pid and $1, $2, … to the fields of
+// /proc/PID/stat after the command's name ($1 the state, ${20} the start
+// time), and runs orElse when there is no such process or it is not the
+// one that started at start: a pid the host gave to another process since
+// is never signalled.
+func sameProcess(pid int, start, orElse string) string {
+	return fmt.Sprintf(`p=%d
+s=$(cat /proc/$p/stat 2>/dev/null) || %s
+set -- ${s##*")"}
+[ "${20}" = %s ] || %s
+`, pid, orElse, Quote(start), orElse)
 }
