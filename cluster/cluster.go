@@ -115,7 +115,61 @@ func (c *Cluster) add(ctx context.Context, n *Node) error {
 		n.Clock = clk
 		n.spec.Env = append(n.spec.Env, "LD_PRELOAD="+shim, clockFileEnv+"="+clk.path)
 	}
+	if n.setup != nil {
+		if err := c.runSetup(ctx, n); err != nil {
+			return err
+		}
+	}
 	return n.Start(ctx)
+}
+
+// A SetupRunner is a backend whose servers run where this host's
+// programs cannot prepare their directories (the hosts of --nodes): it
+// runs a node's setup program there. Elsewhere the setup runs here, on the
+// directory the server sees (a container mounts it).
+type SetupRunner interface {
+	// RunSetup runs setup for n to its end where n's server will run,
+	// its output into setup.Log.
+	RunSetup(ctx context.Context, n *Node, setup Spec) error
+}
+
+// runSetup runs n's setup program, its output in the node's directory
+// as PROGRAM.log.
+func (c *Cluster) runSetup(ctx context.Context, n *Node) error {
+	s := *n.setup
+	s.Name = n.Name + "-" + filepath.Base(s.Path)
+	if s.Dir == "" {
+		s.Dir = n.Dir
+	}
+	logf, err := os.Create(filepath.Join(n.Dir, filepath.Base(s.Path)+".log"))
+	if err != nil {
+		return fmt.Errorf("create the log of %s: %w", s.Name, err)
+	}
+	defer logf.Close()
+	s.Log = logf
+	if r, ok := c.backend.(SetupRunner); ok {
+		err = r.RunSetup(ctx, n, s)
+	} else {
+		err = runToEnd(ctx, s)
+	}
+	if err != nil {
+		return fmt.Errorf("%s for %s failed (see %s): %w", filepath.Base(s.Path), n.Name, logf.Name(), err)
+	}
+	return nil
+}
+
+// runToEnd runs spec here and waits for it to exit; it is killed if ctx
+// ends first.
+func runToEnd(ctx context.Context, spec Spec) error {
+	p, err := Start(spec)
+	if err != nil {
+		return err
+	}
+	if err := p.Wait(ctx); err != nil {
+		_ = p.Kill()
+		return err
+	}
+	return nil
 }
 
 // UseClockShim makes every node started from now on read its wall clock

@@ -63,7 +63,8 @@ func mariadbBinaries() (install, server string, err error) {
 }
 
 // StartMariaDB creates a data directory with mariadb-install-db in the
-// node's directory and starts mariadbd on a free loopback port. Under root
+// node's directory, where its server runs, and starts mariadbd on a free
+// port. Under root
 // both run as mariadbOSUser, who gets the node's directory. Clients
 // connect as any user (see mariadbConfig).
 func (c *Cluster) StartMariaDB(ctx context.Context, name string) (*Node, error) {
@@ -85,29 +86,17 @@ func (c *Cluster) StartMariaDB(ctx context.Context, name string) (*Node, error) 
 			return nil, err
 		}
 	}
-	logf, err := os.Create(filepath.Join(dir, "install-db.log"))
-	if err != nil {
-		return nil, fmt.Errorf("create install-db log: %w", err)
-	}
-	defer logf.Close()
-	p, err := Start(Spec{Name: name + "-install-db", Path: install, Dir: dir, Log: logf, RunAs: mariadbOSUser,
-		Args: []string{"--no-defaults", "--datadir=" + data, "--tmpdir=" + tmp, "--skip-test-db", "--skip-name-resolve"}})
-	if err != nil {
-		return nil, err
-	}
-	if err := p.Wait(ctx); err != nil {
-		_ = p.Kill()
-		return nil, fmt.Errorf("mariadb-install-db for %s failed (see %s): %w", name, logf.Name(), err)
-	}
-	n := &Node{Name: name, Kind: "mariadb", ready: func(ctx context.Context, addr string) error {
-		if err := pingMariaDB(ctx, addr); err != nil {
-			return err
-		}
-		if err := unlinkSocket(filepath.Join(data, mariadbSocket)); err != nil {
-			slog.Warn("mariadbd's socket file may outlive the run", "node", name, "err", err)
-		}
-		return nil
-	}, sessions: &sessionCounter{what: "connected threads", count: mariadbThreads}}
+	n := &Node{Name: name, Kind: "mariadb", setup: &Spec{Path: install, RunAs: mariadbOSUser,
+		Args: []string{"--no-defaults", "--datadir=" + data, "--tmpdir=" + tmp, "--skip-test-db", "--skip-name-resolve"}},
+		ready: func(ctx context.Context, addr string) error {
+			if err := pingMariaDB(ctx, addr); err != nil {
+				return err
+			}
+			if err := unlinkSocket(filepath.Join(data, mariadbSocket)); err != nil {
+				slog.Warn("mariadbd's socket file may outlive the run", "node", name, "err", err)
+			}
+			return nil
+		}, sessions: &sessionCounter{what: "connected threads", count: mariadbThreads}}
 	if n.Port, err = FreePort(); err != nil {
 		return nil, err
 	}

@@ -28,7 +28,11 @@ type Node struct {
 	// nodes under the clock shim.
 	Clock *NodeClock
 
-	spec    Spec
+	spec Spec
+	// setup, when set, prepares the node's directory once before the
+	// server first starts (initdb), run to its end where the server will
+	// run (SetupRunner).
+	setup   *Spec
 	ready   func(ctx context.Context, addr string) error
 	backend Backend
 	host    atomic.Pointer[string] // set by the backend when it starts the node

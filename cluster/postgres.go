@@ -54,8 +54,8 @@ func PostgresBinaries() (initdb, postgres string, err error) {
 }
 
 // StartPostgres creates a database cluster with initdb in the node's
-// directory and starts postgres on a free loopback port. Under root both
-// run as PostgresOSUser, who gets the node's directory.
+// directory, where its server runs, and starts postgres on a free port.
+// Under root both run as PostgresOSUser, who gets the node's directory.
 func (c *Cluster) StartPostgres(ctx context.Context, name string) (*Node, error) {
 	initdb, postgres, err := PostgresBinaries()
 	if err != nil {
@@ -69,54 +69,40 @@ func (c *Cluster) StartPostgres(ctx context.Context, name string) (*Node, error)
 	if err := chownToRunAs(dir, PostgresOSUser); err != nil {
 		return nil, err
 	}
-	logf, err := os.Create(filepath.Join(dir, "initdb.log"))
-	if err != nil {
-		return nil, fmt.Errorf("create initdb log: %w", err)
-	}
-	defer logf.Close()
-	p, err := Start(Spec{Name: name + "-initdb", Path: initdb, Dir: dir, Log: logf, RunAs: PostgresOSUser,
-		PrivateIPC: true, Args: []string{"-D", data, "-U", PostgresUser, "--auth=trust", "--no-sync", "--no-instructions",
-			"--encoding=UTF8", "--locale=C"}})
-	if err != nil {
-		return nil, err
-	}
-	if err := p.Wait(ctx); err != nil {
-		_ = p.Kill()
-		return nil, fmt.Errorf("initdb for %s failed (see %s): %w", name, logf.Name(), err)
-	}
+	// Who may connect is in a file of the node's directory, not in the
+	// data directory initdb makes, which may be on another host by then
+	// (--nodes). On loopback the server's own host; in a container or on
+	// a host clients come from the run's network (nothing else is there).
+	hba := filepath.Join(dir, "pg_hba.conf")
+	trusted := "host all all 127.0.0.1/32 trust\nhost all all ::1/128 trust\n"
 	if c.backend.BindHost() != "127.0.0.1" {
-		// In a container clients come from the run's network, not
-		// loopback: trust them too (nothing else is on that network).
-		hba, err := os.OpenFile(filepath.Join(data, "pg_hba.conf"), os.O_APPEND|os.O_WRONLY, 0)
-		if err != nil {
-			return nil, fmt.Errorf("pg_hba.conf of %s: %w", name, err)
-		}
-		_, err = hba.WriteString("host all all 0.0.0.0/0 trust\n")
-		hba.Close()
-		if err != nil {
-			return nil, fmt.Errorf("pg_hba.conf of %s: %w", name, err)
-		}
+		trusted = "host all all all trust\n"
+	}
+	if err := os.WriteFile(hba, []byte(trusted), 0o644); err != nil {
+		return nil, fmt.Errorf("write %s: %w", hba, err)
 	}
 	// A container's segment is in its own IPC namespace, and so is a
 	// private one's (privateipc.go): only a server in the host's needs its
 	// interlock released.
 	_, local := c.backend.(local)
 	private := privateIPCWhyNot(PostgresOSUser) == ""
-	n := &Node{Name: name, Kind: "postgres", ready: func(ctx context.Context, addr string) error {
-		if err := pingPostgres(ctx, addr); err != nil || !local || private {
-			return err
-		}
-		if err := releaseInterlock(data); err != nil {
-			slog.Warn("a postgres shared memory segment may outlive the run", "node", name, "err", err)
-		}
-		return nil
-	}, sessions: &sessionCounter{what: "client backends", count: postgresBackends}}
+	n := &Node{Name: name, Kind: "postgres", setup: &Spec{Path: initdb, RunAs: PostgresOSUser, PrivateIPC: true,
+		Args: []string{"-D", data, "-U", PostgresUser, "--auth=trust", "--no-sync", "--no-instructions", "--encoding=UTF8", "--locale=C"}},
+		ready: func(ctx context.Context, addr string) error {
+			if err := pingPostgres(ctx, addr); err != nil || !local || private {
+				return err
+			}
+			if err := releaseInterlock(data); err != nil {
+				slog.Warn("a postgres shared memory segment may outlive the run", "node", name, "err", err)
+			}
+			return nil
+		}, sessions: &sessionCounter{what: "client backends", count: postgresBackends}}
 	port, err := FreePort()
 	if err != nil {
 		return nil, err
 	}
 	n.Port = port
-	args := []string{"-D", data, "-p", strconv.Itoa(port), "-c", "listen_addresses=" + c.backend.BindHost()}
+	args := []string{"-D", data, "-p", strconv.Itoa(port), "-c", "listen_addresses=" + c.backend.BindHost(), "-c", "hba_file=" + hba}
 	for _, kv := range postgresConfig {
 		args = append(args, "-c", kv)
 	}

@@ -43,9 +43,11 @@ import (
 // segments (the server's dynamic ones are in its data directory, see
 // postgresConfig).
 
-// privateIPCScript mounts the private /dev/shm and execs the rest of its
-// arguments; exit 125 (as unshare(1) and env(1) use) if it cannot.
-const privateIPCScript = `"$1" -t tmpfs -o mode=1777,nosuid,nodev,noexec locktest-shm /dev/shm || exit 125
+// PrivateIPCScript, run by sh in a new mount and IPC namespace, mounts
+// the private /dev/shm with its first argument (mount) and execs the rest;
+// exit 125 (as unshare(1) and env(1) use) if it cannot. The hosts of
+// --nodes run it too.
+const PrivateIPCScript = `"$1" -t tmpfs -o mode=1777,nosuid,nodev,noexec locktest-shm /dev/shm || exit 125
 shift; exec "$@"`
 
 // privateIPCFallback reports once that children run without the private
@@ -67,17 +69,15 @@ func inPrivateIPC(cmd *exec.Cmd, runAs string) (done, switched bool, err error) 
 	}
 	mount, _ := exec.LookPath("mount")
 	setpriv, _ := exec.LookPath("setpriv")
-	args := []string{"-c", privateIPCScript, "locktest-private-ipc", mount}
+	args := []string{"-c", PrivateIPCScript, "locktest-private-ipc", mount}
 	if runAs != "" {
 		uid, gid, err := lookupUser(runAs)
 		if err != nil {
 			return false, false, fmt.Errorf("run as %s: %w", runAs, err)
 		}
-		// setpriv keeps what runAs gives a child: CAP_DAC_READ_SEARCH,
-		// and the parent-death signal the switch of user would clear.
-		args = append(args, setpriv, "--reuid="+strconv.FormatUint(uint64(uid), 10),
-			"--regid="+strconv.FormatUint(uint64(gid), 10), "--clear-groups",
-			"--inh-caps=+dac_read_search", "--ambient-caps=+dac_read_search", "--pdeathsig=keep", "--")
+		// And the parent-death signal the switch of user would clear.
+		args = append(append(args, setpriv), SetprivArgs(strconv.FormatUint(uint64(uid), 10), strconv.FormatUint(uint64(gid), 10))...)
+		args = append(args, "--pdeathsig=keep", "--")
 	}
 	cmd.Args = append(append([]string{"/bin/sh"}, args...), append([]string{cmd.Path}, cmd.Args[1:]...)...)
 	cmd.Path = "/bin/sh"
@@ -85,6 +85,15 @@ func inPrivateIPC(cmd *exec.Cmd, runAs string) (done, switched bool, err error) 
 	// not propagate back to the host's /dev/shm.
 	cmd.SysProcAttr.Unshareflags |= syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC
 	return true, runAs != "", nil
+}
+
+// SetprivArgs are setpriv(1)'s options that make a child user uid of
+// group gid keeping what runAs gives a child: CAP_DAC_READ_SEARCH, to
+// reach its directory under parents only root may enter. The hosts of
+// --nodes switch users with them too.
+func SetprivArgs(uid, gid string) []string {
+	return []string{"--reuid=" + uid, "--regid=" + gid, "--clear-groups",
+		"--inh-caps=+dac_read_search", "--ambient-caps=+dac_read_search"}
 }
 
 // privateIPCWhyNot says why a child to run as user runAs cannot have a

@@ -56,12 +56,6 @@ type Spec struct {
 	Net *Endpoint
 }
 
-// ServerUsers are the programs a deploy runs as a user of their own
-// (Spec.RunAs), and that user: a backend that cannot switch users (the
-// hosts of --nodes) refuses them before a run starts.
-var ServerUsers = map[string]string{"initdb": PostgresOSUser, "postgres": PostgresOSUser, "pgbouncer": PostgresOSUser,
-	"mariadb-install-db": mariadbOSUser, "mariadbd": mariadbOSUser}
-
 // Process is a running child in its own process group.
 type Process struct {
 	Name string

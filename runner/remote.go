@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -28,12 +27,6 @@ func SSHOptions(cfg scenario.Config) remote.Options {
 func dialNodes(ctx context.Context, cfg Resolved) ([]*remote.Host, error) {
 	if len(cfg.Nodes) == 0 {
 		return nil, nil
-	}
-	for _, b := range slices.Sorted(maps.Keys(binaries(cfg))) {
-		if user, ok := cluster.ServerUsers[b]; ok {
-			return nil, bad("--nodes: impl %s runs %s as user %s, which locktest does not do on other hosts yet: run it on this machine (without --nodes)",
-				cfg.Impl, b, user)
-		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()

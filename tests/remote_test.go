@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -553,10 +554,80 @@ func remoteNodesInLab(t *testing.T) {
 		r = locktest(t, append([]string{"run", "--impl", "redis-single", "--fault", "partition", "--fault-target", "holder",
 			"--network", "firewall", "--nodes", hosts}, s.sshArgs(s.key)...)...)
 		r.assertRefused(t, "the clients share this host's address")
-		r = locktest(t, append([]string{"run", "--impl", "mariadb-getlock", "--nodes", hosts}, s.sshArgs(s.key)...)...)
-		r.assertRefused(t, "impl mariadb-getlock runs mariadb-install-db as user mysql, which locktest does not do on other hosts yet")
 		assertNothingLeft(t, s.sshDir)
 		assertNoTables(t, s)
+	})
+
+	// The designs whose servers run as a user of their own: initdb and
+	// mariadb-install-db run on the server's host over SSH, and the
+	// servers there, reached as root, as postgres and mysql (each refuses
+	// root, so a run that gets a verdict had them switch), PostgreSQL's in
+	// an IPC namespace of its own, whose segments die with it; reached as
+	// another user, as that user. The verdicts are
+	// the local ones (TestDatabaseLocks): session locks lost to a server
+	// killed and started again in its directory under a holder.
+	t.Run("databases", func(t *testing.T) {
+		segments := postgresSegments(t)
+		atGrant := []string{"--fault", "kill-node", "--fault-moment", "grant", "--hold-min", "3s", "--hold-max", "3s",
+			"--fault-duration", "1s", "--duration", "8s", "--seed", "1"}
+		// PostgreSQL's host is reached as a user who is not root, who
+		// runs it as itself.
+		asUser := []string{"--nodes", sudoUser + "@" + sudoHost + "," + strings.Join(s.ips[1:3], ","), "--ssh-user", "root",
+			"--ssh-key", s.key, "--ssh-known-hosts", s.knownHosts, "--ssh-dir", filepath.Join(s.sudoDir, "locktest-hosts")}
+		for _, tc := range []struct {
+			impl   string
+			hosts  []string
+			server string // the node whose restarts the log shows
+			ready  string // its log line of each start
+		}{
+			{"postgres-advisory", asUser, "postgres-0", "database system is ready to accept connections"},
+			{"mariadb-getlock", append([]string{"--nodes", hosts}, s.sshArgs(s.key)...), "mariadb-0", "ready for connections"},
+		} {
+			r := locktest(t, append(append([]string{"run", "--impl", tc.impl}, atGrant...), tc.hosts...)...)
+			if r.code != 1 {
+				logs, _ := filepath.Glob(filepath.Join(r.store, "*", "*", "nodes", "*", "*.log"))
+				for _, l := range logs {
+					data, _ := os.ReadFile(l)
+					t.Logf("%s:\n%s", l, data)
+				}
+				t.Fatalf("%s: exit %d, want 1 (invalid)", tc.impl, r.code)
+			}
+			if res := r.results(t); res.Checks.Mutex.Verdict != checker.Invalid {
+				t.Errorf("%s: mutex %s, want invalid", tc.impl, res.Checks.Mutex.Verdict)
+			}
+			log, err := os.ReadFile(filepath.Join(r.store, "latest", "nodes", tc.server, tc.server+".log"))
+			if n := strings.Count(string(log), tc.ready); err != nil || n < 2 {
+				t.Errorf("%s's log (%v) shows %d starts, want the first and a restart per kill", tc.server, err, n)
+			}
+			r.assertNothingLeft(t)
+			assertNothingLeft(t, s.sshDir, s.sudoDir)
+		}
+		// A coordinator SIGKILLed while PostgreSQL and a PgBouncer serve:
+		// heal kills them, and the postmaster's interlock segment dies
+		// with its namespace.
+		store := filepath.Join(t.TempDir(), "store")
+		cmd := exec.Command(binary, append([]string{"run", "--impl", "postgres-advisory-pgbouncer", "--duration", "2m", "--store", store,
+			"--nodes", hosts}, s.sshArgs(s.key)...)...)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill() })
+		waitForFile(t, filepath.Join(store, "latest", "history.jsonl"), `"type":"ok","f":"acquire"`)
+		if err := cmd.Process.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		_ = cmd.Wait()
+		run, err := filepath.EvalSymlinks(filepath.Join(store, "latest"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := locktest(t, "heal", "--dir", run); r.code != 0 || strings.Count(r.stdout, "killed ") != 3 {
+			t.Errorf("heal: exit %d, want 0 with 3 servers killed (postgres, pgbouncer, the resource):\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		assertNothingLeft(t, s.sshDir, store)
+		if after := postgresSegments(t); after != segments {
+			t.Errorf("System V shared memory segments of postgres: %d before the runs, %d after", segments, after)
+		}
 	})
 
 	// Ctrl-C is an exit path like any other: everything on the hosts is
@@ -837,4 +908,28 @@ func assertRunning(t *testing.T, pid int, addr string) {
 	if n, err := conn.Read(buf); err != nil || string(buf[:n]) != "+PONG\r\n" {
 		t.Fatalf("your server at %s answered %q, %v to PING", addr, buf[:n], err)
 	}
+}
+
+// postgresSegments counts the System V shared memory segments of the user
+// postgres on this machine, which the stand-in hosts share: a killed
+// postmaster's interlock segment outlives it unless its IPC namespace is
+// its own. (Every other PostgreSQL of the tests as root has its own too.)
+func postgresSegments(t *testing.T) int {
+	t.Helper()
+	u, err := user.Lookup(cluster.PostgresOSUser)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile("/proc/sysvipc/shm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, l := range strings.Split(string(data), "\n")[1:] {
+		// key shmid perms size cpid lpid nattch uid …
+		if f := strings.Fields(l); len(f) > 7 && f[7] == u.Uid {
+			n++
+		}
+	}
+	return n
 }

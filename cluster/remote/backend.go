@@ -164,29 +164,9 @@ func (b *Backend) Start(ctx context.Context, n *cluster.Node, prev cluster.Insta
 		}
 		return p, nil
 	}
-	h := b.hostOf(n.Name)
-	n.SetHost(h.IP)
-	spec := n.Spec()
-	if spec.RunAs != "" {
-		return nil, fmt.Errorf("start %s on host %s: it runs as user %s, which the ssh backend does not do yet", n.Name, h.Name, spec.RunAs)
-	}
-	if err := b.makeRunDir(ctx, h); err != nil {
+	h, l, err := b.prepare(ctx, n, n.Spec())
+	if err != nil {
 		return nil, err
-	}
-	env := make([]string, 0, len(spec.Env))
-	for _, kv := range spec.Env {
-		if shim, ok := strings.CutPrefix(kv, "LD_PRELOAD="); ok {
-			remoteShim, err := b.copyShim(ctx, h, shim)
-			if err != nil {
-				return nil, err
-			}
-			kv = "LD_PRELOAD=" + remoteShim
-		}
-		env = append(env, b.rewrite(kv))
-	}
-	args := make([]string, len(spec.Args))
-	for i, a := range spec.Args {
-		args[i] = b.rewrite(a)
 	}
 	if n.Clock != nil {
 		// The server's shim maps the host's copy of the offset file
@@ -205,15 +185,156 @@ func (b *Backend) Start(ctx context.Context, n *cluster.Node, prev cluster.Insta
 			return nil
 		})
 	}
-	dir := b.rewrite(spec.Dir)
-	if err := b.copyDir(ctx, h, spec.Dir, n.Name+".log"); err != nil {
-		return nil, err
-	}
-	p := &instance{name: n.Name, host: h, journal: b.journal, dir: dir, bin: spec.Path, args: args, env: env, log: spec.Log}
+	p := &instance{name: n.Name, host: h, journal: b.journal, launch: l, log: n.Spec().Log}
 	if err := p.start(ctx); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// RunSetup runs a node's setup program (initdb) on the host its server
+// will run on, in the node's directory there, to its end
+// (cluster.SetupRunner).
+func (b *Backend) RunSetup(ctx context.Context, n *cluster.Node, setup cluster.Spec) error {
+	h, l, err := b.prepare(ctx, n, setup)
+	if err != nil {
+		return err
+	}
+	l.out, l.setup = setupOut, true
+	out, err := h.Run(ctx, l.setupScript(), nil)
+	if setup.Log != nil {
+		_, _ = io.WriteString(setup.Log, out)
+	}
+	var rerr *RemoteError
+	if errors.As(err, &rerr) && rerr.Status == missingStatus {
+		return &MissingBinaryError{Host: h.Name, Binary: l.bin}
+	}
+	return err
+}
+
+// prepare gives n its host, copies its directory there and returns how
+// to launch spec there.
+func (b *Backend) prepare(ctx context.Context, n *cluster.Node, spec cluster.Spec) (*Host, launch, error) {
+	h := b.hostOf(n.Name)
+	n.SetHost(h.IP)
+	if err := b.makeRunDir(ctx, h); err != nil {
+		return nil, launch{}, err
+	}
+	l := launch{dir: b.rewrite(spec.Dir), bin: spec.Path, runAs: spec.RunAs, privateIPC: spec.PrivateIPC, out: "server.out"}
+	for _, kv := range spec.Env {
+		if shim, ok := strings.CutPrefix(kv, "LD_PRELOAD="); ok {
+			remoteShim, err := b.copyShim(ctx, h, shim)
+			if err != nil {
+				return nil, launch{}, err
+			}
+			kv = "LD_PRELOAD=" + remoteShim
+		}
+		l.env = append(l.env, b.rewrite(kv))
+	}
+	for _, a := range spec.Args {
+		l.args = append(l.args, b.rewrite(a))
+	}
+	if err := b.copyDir(ctx, h, n.Dir, n.Name+".log"); err != nil {
+		return nil, launch{}, err
+	}
+	return h, l, nil
+}
+
+// reaperScript starts its arguments but the first in a session of their
+// own, their output appended to the file its first argument names, leaves
+// their pid in launch.pid and waits for them to exit.
+const reaperScript = `out=$1; shift; setsid "$@" </dev/null >>"$out" 2>&1 & echo $! > launch.pid; wait`
+
+// launch is how a program is started on a host: in its node's directory,
+// in a session of its own, its output appended to out there.
+type launch struct {
+	dir, bin string
+	args     []string
+	env      []string
+	out      string
+	// runAs and privateIPC are the Spec's: a root login starts the
+	// program as that user and in an IPC namespace of its own, as a root
+	// coordinator does here; any other login runs it as itself.
+	runAs      string
+	privateIPC bool
+	// setup: a setup program, which gets the node's directory (its
+	// user's) and whose exit the caller waits for.
+	setup bool
+}
+
+// setupOut is a setup program's output on its host.
+const setupOut = "setup.out"
+
+// startScript starts a server and answers "PID START".
+func (l launch) startScript() string { return l.script() + `echo "$p ${20}"` }
+
+// setupScript runs a setup program to its end and answers its output, with
+// its exit status.
+func (l launch) setupScript() string {
+	return l.script() + `wait $p
+st=$?
+rm -f server.pid
+cat ` + setupOut + `
+exit $st`
+}
+
+// script starts the program in the background, leaving its pid in $p and
+// "PID START" in server.pid, which Close and heal kill before they remove
+// the directory (a setup, too, still running when the coordinator died).
+func (l launch) script() string {
+	var cmd strings.Builder
+	fmt.Fprintf(&cmd, "bin=%s\n", Quote(l.bin))
+	fmt.Fprintf(&cmd, "[ -x \"$bin\" ] || bin=$(command -v %s) || exit %d\n", Quote(path.Base(l.bin)), missingStatus)
+	fmt.Fprintf(&cmd, "cd %s || exit 1\nset --\n", Quote(l.dir))
+	if l.runAs != "" || l.privateIPC {
+		cmd.WriteString("if [ \"$(id -u)\" -eq 0 ]; then\n")
+		if l.runAs != "" {
+			fmt.Fprintf(&cmd, "  uid=$(id -u %[1]s) && gid=$(id -g %[1]s) || { echo \"no user %[1]s on this host (its server's package makes it)\" >&2; exit 1; }\n", Quote(l.runAs))
+			if l.setup {
+				cmd.WriteString("  chown -R \"$uid:$gid\" . || exit 1\n")
+			}
+			cmd.WriteString("  set -- setpriv")
+			for _, a := range cluster.SetprivArgs(`"$uid"`, `"$gid"`) {
+				cmd.WriteString(" " + a)
+			}
+			cmd.WriteString(" --\n")
+		}
+		if l.privateIPC {
+			fmt.Fprintf(&cmd, "  set -- unshare --ipc --mount --propagation private sh -c %s locktest-private-ipc mount \"$@\"\n", Quote(cluster.PrivateIPCScript))
+		}
+		cmd.WriteString("fi\n")
+	}
+	run := "setsid env"
+	if !l.setup {
+		// A server outlives this session: a shell of its own starts it
+		// and waits for it, so that a killed server is reaped at once, as
+		// here, not whenever the host's init gets to it (PostgreSQL will
+		// not start while its last postmaster's pid names a process, a
+		// zombie too). The server leads a session of its own still.
+		run = "rm -f launch.pid\nsetsid sh -c " + Quote(reaperScript) + " locktest-reaper " + Quote(l.out) + " env"
+	}
+	cmd.WriteString(run)
+	for _, kv := range l.env {
+		cmd.WriteString(" " + Quote(kv))
+	}
+	cmd.WriteString(` "$@" "$bin"`)
+	for _, a := range l.args {
+		cmd.WriteString(" " + Quote(a))
+	}
+	if l.setup {
+		fmt.Fprintf(&cmd, " </dev/null >>%s 2>&1 &\np=$!\n", Quote(l.out))
+	} else {
+		cmd.WriteString(` </dev/null >/dev/null 2>&1 &
+i=0
+while [ ! -s launch.pid ]; do i=$((i+1)); [ $i -gt 1000 ] && { echo "no pid from the server's launch" >&2; exit 1; }; sleep 0.01; done
+read p < launch.pid
+`)
+	}
+	fmt.Fprintf(&cmd, `s=$(cat /proc/$p/stat 2>/dev/null) || { echo "%s exited at once: see %s" >&2; exit 1; }
+set -- ${s##*")"}
+echo "$p ${20}" > server.pid
+`, path.Base(l.bin), l.out)
+	return cmd.String()
 }
 
 // copyShim copies the clock shim (built on the control host: the hosts
@@ -350,10 +471,7 @@ type instance struct {
 	host    *Host
 	adopted bool
 	journal *Journal
-	dir     string // on the host
-	bin     string
-	args    []string
-	env     []string
+	launch  launch // how to start it (not an adopted server)
 	log     io.Writer
 
 	mu      sync.Mutex
@@ -387,29 +505,10 @@ func (p *instance) start(ctx context.Context) error {
 	if p.adopted {
 		return fmt.Errorf("%s is your server on host %s: locktest does not start it", p.name, p.host.Name)
 	}
-	var cmd strings.Builder
-	fmt.Fprintf(&cmd, "bin=%s\n", Quote(p.bin))
-	fmt.Fprintf(&cmd, "[ -x \"$bin\" ] || bin=$(command -v %s) || exit %d\n", Quote(path.Base(p.bin)), missingStatus)
-	fmt.Fprintf(&cmd, "cd %s || exit 1\n", Quote(p.dir))
-	cmd.WriteString("setsid env")
-	for _, kv := range p.env {
-		cmd.WriteString(" " + Quote(kv))
-	}
-	cmd.WriteString(` "$bin"`)
-	for _, a := range p.args {
-		cmd.WriteString(" " + Quote(a))
-	}
-	cmd.WriteString(" </dev/null >>server.out 2>&1 &\n")
-	cmd.WriteString(`p=$!
-s=$(cat /proc/$p/stat 2>/dev/null) || { echo "the server exited at once: see server.out" >&2; exit 1; }
-set -- ${s##*")"}
-echo "$p ${20}" > server.pid
-echo "$p ${20}"
-`)
-	out, err := p.host.Run(ctx, cmd.String(), nil)
+	out, err := p.host.Run(ctx, p.launch.startScript(), nil)
 	var rerr *RemoteError
 	if errors.As(err, &rerr) && rerr.Status == missingStatus {
-		return &MissingBinaryError{Host: p.host.Name, Binary: p.bin}
+		return &MissingBinaryError{Host: p.host.Name, Binary: p.launch.bin}
 	}
 	if err != nil {
 		return fmt.Errorf("start %s: %w", p.name, err)
@@ -601,7 +700,7 @@ func (p *instance) syncLog(ctx context.Context) {
 	p.mu.Lock()
 	from := p.logSent
 	p.mu.Unlock()
-	out, err := p.host.Run(ctx, fmt.Sprintf("tail -c +%d %s 2>/dev/null; exit 0", from+1, Quote(path.Join(p.dir, "server.out"))), nil)
+	out, err := p.host.Run(ctx, fmt.Sprintf("tail -c +%d %s 2>/dev/null; exit 0", from+1, Quote(path.Join(p.launch.dir, p.launch.out))), nil)
 	if err != nil || out == "" {
 		return
 	}

@@ -1,11 +1,15 @@
 package remote
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
+	"os/user"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -323,4 +327,71 @@ func TestExpandHosts(t *testing.T) {
 			t.Errorf("ExpandHosts(%q) = %v, %v; want %s", tc.in, got, err, tc.want)
 		}
 	}
+}
+
+// TestLaunchScript runs the start and setup scripts with real sh here, as a
+// host runs them. This process is made a subreaper that reaps nothing, as
+// an init that reaps late (or never: sshd as a container's first process)
+// would: a killed server must be gone at once all the same, reaped by the
+// shell that waits for it, or PostgreSQL would not start again.
+func TestLaunchScript(t *testing.T) {
+	if err := cluster.BecomeSubreaper(); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	l := launch{dir: dir, bin: "sleep", args: []string{"60"}, out: "server.out"}
+	out, err := exec.Command("sh", "-c", l.startScript()).Output()
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	f := strings.Fields(string(out))
+	pidFile, _ := os.ReadFile(filepath.Join(dir, "server.pid"))
+	if len(f) != 2 || strings.TrimSpace(string(pidFile)) != f[0]+" "+f[1] {
+		t.Fatalf("start answered %q, server.pid %q: want the same PID START", out, pidFile)
+	}
+	pid, _ := strconv.Atoi(f[0])
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for fileExists(fmt.Sprintf("/proc/%d", pid)) {
+		if time.Now().After(deadline) {
+			t.Fatalf("killed server %d in state %q 2 s later, want reaped", pid, cluster.ProcState(pid))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	// A setup: its output and exit status come back, server.pid goes; as
+	// root it runs as its user, in an IPC namespace of its own.
+	nobody, err := user.Lookup("nobody")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantUID, ownIPC := nobody.Uid, true
+	if os.Geteuid() != 0 {
+		wantUID, ownIPC = strconv.Itoa(os.Geteuid()), false
+	}
+	hostIPC, err := os.Readlink("/proc/self/ns/ipc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l = launch{dir: dir, bin: "sh", args: []string{"-c", "id -u; readlink /proc/self/ns/ipc; exit 3"}, out: setupOut,
+		runAs: "nobody", privateIPC: true, setup: true}
+	out, err = exec.Command("sh", "-c", l.setupScript()).Output()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 3 {
+		t.Fatalf("setup: %v, want exit status 3", err)
+	}
+	lines := strings.Fields(string(out))
+	if len(lines) != 2 || lines[0] != wantUID || (lines[1] != hostIPC) == !ownIPC {
+		t.Errorf("setup answered %q: want uid %s and an IPC namespace of its own %v (this one's: %s)", out, wantUID, ownIPC, hostIPC)
+	}
+	if fileExists(filepath.Join(dir, "server.pid")) {
+		t.Error("server.pid left after the setup")
+	}
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
