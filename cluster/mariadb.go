@@ -64,9 +64,8 @@ func mariadbBinaries() (install, server string, err error) {
 
 // StartMariaDB creates a data directory with mariadb-install-db in the
 // node's directory, where its server runs, and starts mariadbd on a free
-// port. Under root
-// both run as mariadbOSUser, who gets the node's directory. Clients
-// connect as any user (see mariadbConfig).
+// port. Under root both run as mariadbOSUser, who gets the node's
+// directory. Clients connect as any user (see mariadbConfig).
 func (c *Cluster) StartMariaDB(ctx context.Context, name string) (*Node, error) {
 	install, server, err := mariadbBinaries()
 	if err != nil {
