@@ -37,7 +37,6 @@ func readExplore(t *testing.T, dir string) explore.Report {
 // search goes on for its whole budget after a finding beyond the lease, so
 // it is no longer.
 func TestExploreFindsUnseenLock(t *testing.T) {
-	t.Parallel() // beside TestRemoteNodes (see there)
 	out := filepath.Join(t.TempDir(), "explore")
 	r := locktest(t, "explore", "--impl", "exec", "--exec-cmd", "python3 protocol/redislock.py", "--exec-servers", "redis-single",
 		"--budget", "110s", "--shrink-budget", "45s", "--shrink-seeds", "2", "--out", out)

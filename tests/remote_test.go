@@ -38,11 +38,6 @@ func TestRemoteNodes(t *testing.T) {
 		remoteNodesInLab(t)
 		return
 	}
-	// Beside TestExploreFindsUnseenLock, once every test that runs alone
-	// is done: both wait far more than they compute (SSH round trips,
-	// servers; an exploration's trials), and side by side neither took
-	// longer than alone (252 s and 212 s, one run each).
-	t.Parallel()
 	if err := cluster.LabSupport(); err != nil {
 		t.Fatalf("stand-in hosts are network namespaces: %v", err)
 	}
