@@ -267,25 +267,6 @@ func (r *RedisCluster) shardSeenBy(ctx context.Context, rc *redis.Client, key st
 	return nil, nil, fmt.Errorf("slot %d has no primary with a replica: %v", slot, slots)
 }
 
-// SetWithin reports whether n holds key with more than ttl-within of a
-// ttl lease left: the key was set within the last within, as a grant sets
-// it, on n (a replica answers too: READONLY).
-func (r *RedisCluster) SetWithin(ctx context.Context, n *Node, key string, ttl, within time.Duration) (bool, error) {
-	ctx, cancel := context.WithTimeout(ctx, time.Second)
-	defer cancel()
-	rc := nodeClient(n)
-	defer rc.Close()
-	var left *redis.DurationCmd
-	if _, err := rc.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.ReadOnly(ctx)
-		left = p.PTTL(ctx, key)
-		return nil
-	}); err != nil {
-		return false, fmt.Errorf("lease left on %s of %s: %w", key, n.Name, err)
-	}
-	return left.Val() > ttl-within, nil
-}
-
 // at is the node listening at addr.
 func (r *RedisCluster) at(addr string) *Node {
 	for _, n := range r.Nodes {

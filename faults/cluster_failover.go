@@ -115,22 +115,6 @@ func (f clusterFailover) Run(ctx context.Context, env *Env) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", f.name, err)
 		}
-		if f.moment == MomentRelease && env.TTL > 0 {
-			// The client that released may have taken the lock again
-			// before the cut (it does not wait; the cut follows its
-			// release's record, a round trip or more behind under load):
-			// that grant reached the replica, and no grant made alone
-			// follows while it holds. Undo the cut, milliseconds old, far
-			// under cluster-node-timeout (no node took note, no client
-			// was cut), and wait for another release.
-			if again, err := rc.SetWithin(ctx, replica, key, env.TTL, time.Second); err == nil && again {
-				env.Log.Info("the lock was granted again before the cut: undone, waiting for another release", "fault", f.name, "primary", old.Name)
-				if err := back(); err != nil {
-					return fmt.Errorf("%s: %w", f.name, err)
-				}
-				continue
-			}
-		}
 		env.Started(Strike{Fault: f.name, Target: old.Name})
 		err = f.recover(ctx, env, rc, back, replica)
 		env.Stopped(f.name, old.Name, 0)
